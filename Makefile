@@ -1,0 +1,47 @@
+# The two commands of the README: `make book` and `make test`.
+# Both bootstrap a local virtual environment (.venv) from the pins in
+# pyproject.toml; it is re-installed only when pyproject.toml changes.
+
+SHELL := /bin/bash
+.SHELLFLAGS := -eo pipefail -c
+.DEFAULT_GOAL := help
+
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed-$(shell sha256sum pyproject.toml | cut -c1-16)
+JB_FLAGS := -W -n --keep-going
+
+.PHONY: help venv book notebooks test bench clean
+
+help:
+	@echo "make book       build the HTML book into _build/html (executes every chapter)"
+	@echo "make test       unit tests, doctests, nbval on every chapter, and a book build"
+	@echo "make notebooks  re-execute every chapter in place (stored outputs)"
+	@echo "make bench      run the benchmarks in bench/"
+	@echo "make clean      remove _build and caches"
+
+$(STAMP): pyproject.toml
+	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e ".[book,test,bench]"
+	$(BIN)/python -m ipykernel install --sys-prefix --name python3 --display-name "Python 3 (egmlib)" >/dev/null
+	rm -f $(VENV)/.installed-*
+	touch $(STAMP)
+
+venv: $(STAMP)
+
+book: $(STAMP)
+	$(BIN)/jupyter-book build . $(JB_FLAGS)
+
+notebooks: $(STAMP)
+	$(BIN)/python scripts/execute_notebooks.py chapters
+
+test: $(STAMP)
+	$(BIN)/python -m pytest --nbval --nbval-current-env
+
+bench: $(STAMP)
+	for f in bench/bench_*.py; do echo "== $$f"; $(BIN)/python $$f; done
+
+clean:
+	rm -rf _build .pytest_cache .hypothesis

@@ -1,0 +1,60 @@
+"""The whole site builds with warnings as errors, and serves MathJax locally.
+
+The chapters' stored outputs are used here (execution "off"): the nbval run in
+the same pytest invocation proves that a fresh execution reproduces them, and
+`make book` executes every chapter itself.  If Debian's chromium is installed,
+a page with equations is also rendered headless with no network and the
+typeset math is checked (scripts/check_math_offline.py).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+BIN = Path(sys.executable).parent
+
+
+@pytest.fixture(scope="module")
+def built_site(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("book")
+    config = yaml.safe_load((ROOT / "_config.yml").read_text())
+    config["execute"]["execute_notebooks"] = "off"
+    cfg = out / "_config.yml"
+    cfg.write_text(yaml.safe_dump(config))
+    cmd = [str(BIN / "jupyter-book"), "build", str(ROOT), "--path-output", str(out),
+           "--config", str(cfg), "-W", "-n", "--keep-going"]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
+    assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-4000:]
+    return out / "_build" / "html"
+
+
+def test_site_has_every_page(built_site: Path):
+    assert (built_site / "index.html").exists()
+    for nb in sorted((ROOT / "chapters").glob("*.ipynb")):
+        assert (built_site / "chapters" / f"{nb.stem}.html").exists(), nb.name
+
+
+def test_mathjax_is_served_locally(built_site: Path):
+    page = (built_site / "chapters" / "differential_privacy.html").read_text()
+    assert "_static/mathjax/tex-chtml.js" in page
+    assert "cdn.jsdelivr" not in page and "mathjax@3" not in page
+    assert (built_site / "_static" / "mathjax" / "tex-chtml.js").exists()
+    fonts = list((built_site / "_static" / "mathjax" / "output" / "chtml" / "fonts").rglob("*.woff*"))
+    assert fonts, "MathJax fonts are not shipped with the site"
+
+
+@pytest.mark.skipif(shutil.which("chromium") is None, reason="Debian's chromium is not installed")
+def test_math_typesets_offline_in_chromium(built_site: Path, tmp_path: Path):
+    script = ROOT / "scripts" / "check_math_offline.py"
+    page = built_site / "chapters" / "differential_privacy.html"
+    proc = subprocess.run([sys.executable, str(script), str(page), "--screenshot", str(tmp_path / "dp.png")],
+                          capture_output=True, text=True, timeout=300, env=dict(os.environ))
+    assert proc.returncode == 0, proc.stdout + proc.stderr

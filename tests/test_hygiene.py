@@ -1,0 +1,69 @@
+"""House rules for the chapter notebooks (see STYLE.md): every chapter is in the
+table of contents and vice versa, only allowed cell tags, kernelspec python3,
+every code cell executed in order with stored outputs, no stderr or errors."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+CHAPTERS = sorted((ROOT / "chapters").glob("*.ipynb"))
+ALLOWED_TAGS = {
+    "hide-input", "hide-output", "hide-cell", "remove-output", "remove-cell",
+    "raises-exception", "nbval-ignore-output",
+}
+
+
+def _toc_files() -> list[str]:
+    toc = yaml.safe_load((ROOT / "_toc.yml").read_text())
+    files = [toc["root"]]
+
+    def walk(entries):
+        for entry in entries:
+            if "file" in entry:
+                files.append(entry["file"])
+            walk(entry.get("sections", []))
+
+    for part in toc.get("parts", []):
+        walk(part.get("chapters", []))
+    walk(toc.get("chapters", []))
+    return files
+
+
+def test_there_are_chapters():
+    assert CHAPTERS, "no chapter notebooks found"
+
+
+def test_toc_and_chapters_match():
+    toc = set(_toc_files())
+    chapters = {str(p.relative_to(ROOT).with_suffix("")) for p in CHAPTERS}
+    assert chapters - toc == set(), "chapters missing from _toc.yml"
+    for entry in toc:
+        candidates = [ROOT / f"{entry}{ext}" for ext in (".md", ".ipynb")]
+        assert any(c.exists() for c in candidates), f"_toc.yml lists {entry}, which does not exist"
+
+
+@pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.name)
+def test_notebook_hygiene(path: Path):
+    nb = json.loads(path.read_text())
+    assert nb["metadata"]["kernelspec"]["name"] == "python3"
+    code = [c for c in nb["cells"] if c["cell_type"] == "code"]
+    counts = [c["execution_count"] for c in code]
+    assert counts == list(range(1, len(code) + 1)), "code cells not executed once, in order, from a fresh kernel"
+    for cell in nb["cells"]:
+        tags = set(cell.get("metadata", {}).get("tags", []))
+        assert tags <= ALLOWED_TAGS, f"disallowed tags {tags - ALLOWED_TAGS}"
+        if "execution" in cell.get("metadata", {}):
+            raise AssertionError("cell metadata holds execution timestamps")
+        for out in cell.get("outputs", []):
+            assert out["output_type"] != "error", "a stored output is an error"
+            assert not (out["output_type"] == "stream" and out["name"] == "stderr"), "a cell writes to stderr"
+            text = json.dumps(out)
+            assert " at 0x" not in text, "an output shows a memory address"
+    first = nb["cells"][0]
+    assert first["cell_type"] == "markdown" and first["source"][0].startswith("("), "chapter must open with a (label)= target"
+    assert sum(1 for line in "".join(first["source"]).splitlines() if line.startswith("# ")) == 1, "one H1 title"
