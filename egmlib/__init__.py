@@ -7,6 +7,13 @@ explicit ``rng: numpy.random.Generator``.  See the book's API reference.
 
 from __future__ import annotations
 
+from egmlib.privacy import analytic_sigma, classic_sigma, gaussian_delta
+
 __version__ = "0.1.0"
 
-__all__: list[str] = ["__version__"]
+__all__: list[str] = [
+    "__version__",
+    "analytic_sigma",
+    "classic_sigma",
+    "gaussian_delta",
+]
