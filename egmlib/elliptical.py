@@ -231,14 +231,14 @@ def log_generator(family: str, d: int = 1, *, nu: float | None = None) -> LogGen
         Vectorised ``y -> log f(y)`` for ``y = (x - mu)^T Sigma^-1 (x - mu) >=
         0``, without normalising constant:
 
-        ============  ==============================================  =========
-        family        ``f(y)``                                        Example
-        ============  ==============================================  =========
-        gaussian      ``exp(-y / 2)``                                  5
-        t             ``(1 + y / nu)^(-(nu + d) / 2)``                 6
-        knorm         ``exp(-sqrt(y))`` (the l2 / K-norm mechanism)    4
-        laplace       ``(y/2)^(v/2) K_v(sqrt(2 y))``, ``v = (2-d)/2``  3
-        ============  ==============================================  =========
+        ============  ====================================================  =========
+        family        ``f(y)``                                              Example
+        ============  ====================================================  =========
+        gaussian      ``exp(-y / 2)``                                       5
+        t             ``(1 + y / nu)^(-(nu + d) / 2)``                      6
+        knorm         ``exp(-sqrt(y))`` (the l2 / K-norm mechanism)         4
+        laplace       ``(y/2)^(v/2) K_v(sqrt(2 y))``, ``v = (2-d)/2``       3
+        ============  ====================================================  =========
 
         ``K_v`` is the modified Bessel function of the second kind.  The
         Laplace generator is ``+inf`` at ``y = 0`` for ``d >= 2`` (the pole of
