@@ -3,17 +3,44 @@ distributed data", an executable report.
 
 Small modules of pure functions (numpy in, numpy out); randomness only through an
 explicit ``rng: numpy.random.Generator``.  See the book's API reference.
+
+Modules: :mod:`egmlib.privacy` (Gaussian calibration), :mod:`egmlib.gchi2`
+(generalized chi-square tails and quantiles: ``egmlib.gchi2.sf/cdf/isf``),
+:mod:`egmlib.scaling`, :mod:`egmlib.bounds`, :mod:`egmlib.zipf`,
+:mod:`egmlib.mechanisms`, :mod:`egmlib.elliptical`.
 """
 
 from __future__ import annotations
 
+from egmlib import bounds, elliptical, gchi2, mechanisms, privacy, scaling, zipf
+from egmlib.bounds import bernstein_radius2, bernstein_t_max, theorem4_applies, theorem4_error_bound
+from egmlib.mechanisms import (
+    EllipticalResult,
+    GaussianDataResult,
+    clipped_sum,
+    elliptical_gaussian_mechanism,
+    gaussian_data_mechanism,
+    gaussian_mechanism,
+)
 from egmlib.privacy import analytic_sigma, classic_sigma, gaussian_delta
+from egmlib.scaling import clip_radius, egm_error, egm_scaling, gaussian_data_scaling, noise_error
+from egmlib.zipf import improvement_ratio, zipf_sigmas
 
 __version__ = "0.1.0"
 
 __all__: list[str] = [
     "__version__",
-    "analytic_sigma",
-    "classic_sigma",
-    "gaussian_delta",
+    # modules
+    "bounds", "elliptical", "gchi2", "mechanisms", "privacy", "scaling", "zipf",
+    # privacy
+    "analytic_sigma", "classic_sigma", "gaussian_delta",
+    # scaling
+    "egm_scaling", "egm_error", "gaussian_data_scaling", "clip_radius", "noise_error",
+    # bounds
+    "bernstein_radius2", "bernstein_t_max", "theorem4_error_bound", "theorem4_applies",
+    # zipf
+    "zipf_sigmas", "improvement_ratio",
+    # mechanisms
+    "gaussian_mechanism", "elliptical_gaussian_mechanism", "clipped_sum", "gaussian_data_mechanism",
+    "EllipticalResult", "GaussianDataResult",
 ]

@@ -1,0 +1,316 @@
+"""Tests of egmlib.gchi2: P(sum_j w_j Z_j^2 > c) and its quantile.
+
+Independent references: mpmath (incomplete gamma, erfc, a one-dimensional
+Bessel integral for two weights, and a contour of its own at 30-50 digits),
+a seeded Monte Carlo estimate, gx2 (Ruben's series) and, when installed,
+chi2comb (Davies).  The stored high-precision grid bench/reference_gchi2.csv
+(bench/make_reference_gchi2.py) is checked row by row.
+"""
+
+from __future__ import annotations
+
+import csv
+import math
+import os
+import warnings
+
+import mpmath as mp
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from scipy import stats
+
+from egmlib import gchi2
+from egmlib.gchi2 import cdf, isf, sf
+
+REF_CSV = os.path.join(os.path.dirname(__file__), os.pardir, "bench", "reference_gchi2.csv")
+
+
+def rel(a, b):
+    return abs(float(a) - float(b)) / abs(float(b))
+
+
+def zipf_weights(family, alpha, d):
+    i = np.arange(1, d + 1, dtype=np.float64)
+    sigma = i ** (-alpha)
+    sigma = sigma / sigma.sum()
+    return sigma * sigma if family == "sq" else sigma / sigma.sum()
+
+
+# --------------------------------------------------------------------------
+# exact special cases
+# --------------------------------------------------------------------------
+@pytest.mark.parametrize("d", [1, 2, 3, 10, 1000, 100000])
+@pytest.mark.parametrize("z", [-3.0, 0.0, 3.0, 10.0, 40.0])
+def test_equal_weights_is_scaled_chi_square(d, z):
+    w = 2.5
+    c = w * max(d + z * math.sqrt(2 * d), 1e-3 * d)
+    mp.mp.dps = 40
+    ref_sf = mp.gammainc(mp.mpf(d) / 2, mp.mpf(c) / (2 * w), mp.inf, regularized=True)
+    ref_cdf = 1 - ref_sf
+    # relative accuracy limited only by the conditioning c f(c) / P
+    assert rel(sf(c, np.full(d, w)), ref_sf) < 1e-12
+    assert rel(cdf(c, np.full(d, w)), ref_cdf) < 1e-12
+
+
+@pytest.mark.parametrize("c", [1e-12, 1e-3, 0.5, 1.0, 7.0, 60.0, 250.0])
+def test_one_weight_is_two_sided_normal_tail(c):
+    w = 0.37
+    mp.mp.dps = 30
+    x = mp.sqrt(mp.mpf(c) / w)
+    ref = mp.erfc(x / mp.sqrt(2))          # 2 * Phi(-sqrt(c / w))
+    assert rel(sf(c, [w]), ref) < 1e-13
+    assert rel(cdf(c, [w]), 1 - ref) < 1e-13
+
+
+def _two_weight_sf(c, w1, w2):
+    """P(w1 Z1^2 + w2 Z2^2 > c) from the closed-form density
+    f(q) = exp(-q (w1 + w2) / (4 w1 w2)) I0(q (w1 - w2) / (4 w1 w2)) / (2 sqrt(w1 w2))."""
+    mp.mp.dps = 30
+    w1, w2, c = mp.mpf(w1), mp.mpf(w2), mp.mpf(c)
+    a = (w1 + w2) / (4 * w1 * w2)
+    b = (w1 - w2) / (4 * w1 * w2)
+
+    def dens(q):
+        # exp(-a q) I0(b q), written with the scaled Bessel function to avoid overflow
+        return mp.exp(-(a - b) * q) * mp.besseli(0, b * q) * mp.exp(-b * q) / (2 * mp.sqrt(w1 * w2))
+
+    return mp.quad(dens, [c, c + 1 / (a - b), c + 10 / (a - b), mp.inf])
+
+
+@pytest.mark.parametrize("w1,w2", [(1.0, 0.3), (2.0, 1e-3)])
+@pytest.mark.parametrize("c", [0.05, 1.5, 80.0])
+def test_two_weights_closed_form(w1, w2, c):
+    ref = _two_weight_sf(c, w1, w2)
+    assert rel(sf(c, [w1, w2]), ref) < 1e-12
+    assert rel(sf(c, [w2, w1]), ref) < 1e-12
+
+
+def _hairpin_sf(c, w, dps=50):
+    """P(Q > c) at ``dps`` digits along a contour unlike the library's:
+    vertical from s0 to s0 + iY, then horizontal to +infinity."""
+    mp.mp.dps = dps
+    w = [mp.mpf(x) for x in w]
+    c = mp.mpf(c)
+    s0 = 1 / (4 * max(w))                # any point in (0, 1/(2 max w)) will do
+    Y = mp.mpf(3) / mp.sqrt(sum(x * x for x in w))
+
+    def g(s):
+        k = -sum(mp.log(1 - 2 * x * s) for x in w) / 2
+        return mp.exp(k - s * c) / s
+
+    v = mp.quad(lambda y: g(mp.mpc(s0, y)) * 1j, [0, Y])
+    r = mp.quad(lambda x: g(mp.mpc(s0 + x, Y)), [0, 1 / c, 10 / c, mp.inf])
+    return (v + r).imag / mp.pi
+
+
+@pytest.mark.parametrize("c", [6.0, 70.0])
+def test_fifty_digit_contour(c):
+    w = [1.7, 1.0, 0.35, 0.2]
+    ref = _hairpin_sf(c, w)
+    assert rel(sf(c, w), ref) < 1e-13
+
+
+# --------------------------------------------------------------------------
+# Monte Carlo, gx2, chi2comb
+# --------------------------------------------------------------------------
+def test_monte_carlo_at_one_percent():
+    w = np.array([3.0, 1.0, 0.5, 0.2, 0.2, 0.05])
+    p = 1e-2
+    c = isf(p, w)
+    rng = np.random.default_rng(20230120)
+    n = 400_000
+    q = (rng.standard_normal((n, w.size)) ** 2) @ w
+    frac = float(np.mean(q > c))
+    se = math.sqrt(p * (1 - p) / n)
+    assert abs(frac - p) < 5 * se
+
+
+def test_agrees_with_gx2_at_moderate_p():
+    gx2 = pytest.importorskip("gx2")
+    w = np.array([3.0, 1.0, 0.5, 0.2, 0.1])
+    for p in (0.3, 1e-1, 1e-2, 1e-3):
+        c = isf(p, w)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            g = float(gx2.cdf(c, w, np.ones(w.size), np.zeros(w.size), 0, 0, side="upper"))
+        assert rel(g, p) < 1e-9
+
+
+def test_agrees_with_chi2comb():
+    chi2comb = pytest.importorskip("chi2comb")
+    w = [3.0, 1.0, 0.5, 0.2, 0.1]
+    comps = [chi2comb.ChiSquared(x, 0.0, 1) for x in w]
+    for p in (1e-1, 1e-2, 1e-3):
+        c = isf(p, w)
+        res, _, _ = chi2comb.chi2comb_cdf(c, comps, 0.0)
+        assert abs((1 - res) - p) < 1e-6
+
+
+# --------------------------------------------------------------------------
+# stored high-precision reference grid
+# --------------------------------------------------------------------------
+def _reference_rows():
+    if not os.path.exists(REF_CSV):
+        return []
+    with open(REF_CSV, newline="") as fh:
+        return list(csv.DictReader(fh))
+
+
+def test_reference_grid():
+    rows = _reference_rows()
+    if not rows:
+        pytest.skip("bench/reference_gchi2.csv not generated")
+    worst = 0.0
+    for r in rows:
+        w = zipf_weights(r["family"], float(r["alpha"]), int(r["d"]))
+        got = isf(float(r["p"]), w)
+        worst = max(worst, rel(got, mp.mpf(r["isf"])))
+    assert worst < 1e-12
+
+
+# --------------------------------------------------------------------------
+# properties
+# --------------------------------------------------------------------------
+weights_st = st.lists(st.floats(1e-3, 1e3), min_size=1, max_size=12).map(np.array)
+
+
+@settings(max_examples=25, deadline=None)
+@given(w=weights_st, p=st.floats(1e-15, 0.5))
+def test_sf_inverts_isf(w, p):
+    c = isf(p, w)
+    assert rel(sf(c, w), p) < 1e-12
+
+
+@settings(max_examples=20, deadline=None)
+@given(w=weights_st, p=st.floats(1e-14, 0.9), k=st.floats(1e-6, 1e6))
+def test_scale_invariance(w, p, k):
+    assert rel(isf(p, k * w), k * isf(p, w)) < 1e-13
+
+
+@settings(max_examples=20, deadline=None)
+@given(w=weights_st, p=st.floats(1e-14, 0.9), seed=st.integers(0, 2**32 - 1))
+def test_permutation_invariance(w, p, seed):
+    perm = np.random.default_rng(seed).permutation(w.size)
+    assert rel(isf(p, w[perm]), isf(p, w)) < 1e-14
+
+
+@settings(max_examples=20, deadline=None)
+@given(w=weights_st, p1=st.floats(1e-15, 0.99), p2=st.floats(1e-15, 0.99))
+def test_monotone(w, p1, p2):
+    lo, hi = sorted((p1, p2))
+    if hi > lo * (1 + 1e-9):
+        c_hi, c_lo = isf(lo, w), isf(hi, w)
+        assert c_hi > c_lo
+        s = sf([c_lo, c_hi], w)
+        assert s[0] >= s[1]
+
+
+def test_monotone_on_a_grid():
+    w = [2.0, 1.0, 0.25, 1e-3]
+    c = np.concatenate([np.linspace(0.0, 5.0, 60), np.linspace(5.0, 200.0, 60)[1:]])
+    s = sf(c, w)
+    f = cdf(c, w)
+    assert np.all(np.diff(s) <= 0)
+    assert np.all(np.diff(f) >= 0)
+    np.testing.assert_allclose(s + f, 1.0, rtol=0, atol=2e-16)
+
+
+# --------------------------------------------------------------------------
+# extreme arguments, shapes
+# --------------------------------------------------------------------------
+def test_extreme_c():
+    w = [1.0, 0.5, 1e-9]
+    s = sf([-np.inf, -5.0, 0.0, 5e-324, 1e-200, 1e4, 1e6, 1e300, np.inf], w)
+    assert np.all(np.isfinite(s))
+    np.testing.assert_array_equal(s[:5], 1.0)
+    np.testing.assert_array_equal(s[5:], 0.0)     # P(Q > 1e4) ~ exp(-5000) underflows
+    assert 0.0 < sf(1300.0, w) < 1e-280            # still representable
+    f = cdf([1e-200, 1e-30], [1.0, 2.0])
+    # small-c limit: P(Q <= c) ~ c / (2 sqrt(w1 w2)) for two weights
+    np.testing.assert_allclose(f, np.array([1e-200, 1e-30]) / (2 * math.sqrt(2.0)), rtol=1e-12)
+
+
+def test_shapes_and_types():
+    w = [1.0, 0.3]
+    assert isinstance(sf(1.0, w), float)
+    assert isinstance(isf(0.1, w), float)
+    assert sf(np.ones((2, 3)), w).shape == (2, 3)
+    assert isf(np.full((4, 1), 0.1), w).shape == (4, 1)
+    assert isf(1.0, w) == 0.0
+
+
+def test_underflowing_zipf_weights():
+    # alpha = 100: all but the first weights underflow relative to the largest
+    for family in ("sq", "lin"):
+        w = zipf_weights(family, 100.0, 1000)
+        c = isf(1e-6, w)
+        w1 = w.max()
+        ref = 2 * stats.norm.isf(0.5e-6) ** 2 / 2    # chi-square(1) quantile
+        assert rel(c / w1, ref) < 1e-6                # the other weights add ~1e-30
+        assert rel(sf(c, w), 1e-6) < 1e-12
+
+
+# --------------------------------------------------------------------------
+# dropping tiny weights: the bound of the Notes of sf
+# --------------------------------------------------------------------------
+@pytest.mark.parametrize("t", [1e-8, 1e-4, 1e-2, 0.5])
+def test_chi2_1_window_inequality(t):
+    """g(y) = P(y - t < Z^2 <= y) <= 2.6 sqrt(t) P(Z^2 > y) for all y (key step)."""
+    mp.mp.dps = 30
+    for y in np.concatenate([np.linspace(1e-9, 2.0, 400), np.geomspace(2.0, 2000.0, 400)]):
+        y = mp.mpf(y)
+        s1 = lambda v: 1 if v <= 0 else mp.erfc(mp.sqrt(v / 2))
+        g = s1(y - t) - s1(y)
+        assert g <= 2.6 * math.sqrt(t) * s1(y)
+
+
+def test_dropping_bound_holds():
+    base = [1.0, 0.7, 0.3]
+    tau = 1e-6
+    small = [1e-6] * 100
+    m = sum(small)
+    t = 2 * m + 3200 * tau
+    bound = 2.6 * math.sqrt(t)
+    assert gchi2._drop_bound(base + small, tau) == pytest.approx(bound)
+    for c in (0.5, 3.0, 20.0, 60.0):
+        full = sf(c, base + small)
+        kept = sf(c, base)
+        assert 0.0 <= full - kept <= bound * kept + math.exp(-800)
+        # and the true effect is of the order of the dropped mass
+        assert (full - kept) / kept < 10 * m
+
+
+def test_library_threshold_changes_nothing():
+    w = [1.0, 0.4, 0.1]
+    tiny = [1e-55] * 1000
+    assert gchi2._drop_bound(w + tiny, 1e-50) < 1e-20
+    for p in (0.3, 1e-3, 1e-12):
+        assert rel(isf(p, w + tiny), isf(p, w)) < 1e-15
+    for c in (5.0, 50.0):
+        assert rel(sf(c, w + tiny), sf(c, w)) < 1e-15
+
+
+# --------------------------------------------------------------------------
+# invalid input
+# --------------------------------------------------------------------------
+@pytest.mark.parametrize("weights", [[], [-1.0, 1.0], [np.nan, 1.0], [np.inf], [0.0, 0.0],
+                                     [[1.0, 2.0]]])
+@pytest.mark.parametrize("func,arg", [(sf, 1.0), (cdf, 1.0), (isf, 0.1)])
+def test_invalid_weights(func, arg, weights):
+    with pytest.raises(ValueError, match="weights"):
+        func(arg, weights)
+
+
+@pytest.mark.parametrize("c", [np.nan, [1.0, np.nan]])
+def test_invalid_c(c):
+    for func in (sf, cdf):
+        with pytest.raises(ValueError, match="c must"):
+            func(c, [1.0])
+
+
+@pytest.mark.parametrize("p", [0.0, -0.1, 1.5, np.nan, [0.5, 2.0]])
+def test_invalid_p(p):
+    with pytest.raises(ValueError, match=r"p must be in \(0, 1\]"):
+        isf(p, [1.0])
