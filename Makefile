@@ -38,7 +38,7 @@ notebooks: $(STAMP)
 	$(BIN)/python scripts/execute_notebooks.py chapters
 
 test: $(STAMP)
-	$(BIN)/python -m pytest --nbval --nbval-current-env
+	$(BIN)/python -m pytest --nbval --nbval-current-env --nbval-sanitize-with nbval_sanitize.cfg
 
 bench: $(STAMP)
 	for f in bench/bench_*.py; do echo "== $$f"; $(BIN)/python $$f; done
