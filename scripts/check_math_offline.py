@@ -40,20 +40,25 @@ def _serve(root: Path) -> tuple[http.server.ThreadingHTTPServer, int]:
         def log_message(self, *args):  # keep the output to the verdict
             pass
 
+    class Server(http.server.ThreadingHTTPServer):
+        def handle_error(self, request, client_address):  # a browser hanging up early is fine
+            pass
+
     handler = functools.partial(Quiet, directory=str(root))
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    server = Server(("127.0.0.1", 0), handler)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     return server, server.server_address[1]
 
 
-def _chromium(args: list[str]) -> str:
+def _chromium(args: list[str], with_log: bool = False):
+    """Run headless Chromium; return its stdout (and stderr if ``with_log``)."""
     exe = shutil.which("chromium") or shutil.which("chromium-browser")
     if exe is None:
         raise SystemExit("chromium not found (apt-get install chromium)")
     with tempfile.TemporaryDirectory() as profile:
         proc = subprocess.run([exe, *FLAGS, f"--user-data-dir={profile}", *args],
                               capture_output=True, text=True, timeout=240)
-    return proc.stdout
+    return (proc.stdout, proc.stderr) if with_log else proc.stdout
 
 
 def check(page: Path, screenshot: Path | None) -> int:

@@ -29,6 +29,7 @@ def built_site(tmp_path_factory) -> Path:
     config["execute"]["execute_notebooks"] = "off"
     cfg = out / "_config.yml"
     cfg.write_text(yaml.safe_dump(config))
+    shutil.copytree(ROOT / "_ext", out / "_ext")  # local_extensions resolve beside the config
     cmd = [str(BIN / "jupyter-book"), "build", str(ROOT), "--path-output", str(out),
            "--config", str(cfg), "-W", "-n", "--keep-going"]
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
@@ -49,6 +50,15 @@ def test_mathjax_is_served_locally(built_site: Path):
     assert (built_site / "_static" / "mathjax" / "tex-chtml.js").exists()
     fonts = list((built_site / "_static" / "mathjax" / "output" / "chtml" / "fonts").rglob("*.woff*"))
     assert fonts, "MathJax fonts are not shipped with the site"
+
+
+@pytest.mark.skipif(shutil.which("chromium") is None, reason="Debian's chromium is not installed")
+def test_every_page_in_a_real_browser(built_site: Path, tmp_path: Path):
+    """No raw TeX, no broken internal link or image, no console error, on any page."""
+    shots = ROOT / "_build" / "screenshots"  # build artifact, not committed
+    proc = subprocess.run([sys.executable, str(ROOT / "scripts" / "check_site.py"), str(built_site),
+                           "--screenshots", str(shots)], capture_output=True, text=True, timeout=1800)
+    assert proc.returncode == 0, proc.stdout[-6000:] + proc.stderr[-3000:]
 
 
 @pytest.mark.skipif(shutil.which("chromium") is None, reason="Debian's chromium is not installed")
