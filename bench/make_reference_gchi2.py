@@ -27,7 +27,9 @@ s0 + iY and then runs horizontally to +infinity along Im s = Y (and the mirror
 image below the axis).  The region between this hairpin and the vertical line
 contains no singularity (they all lie on the real axis) and exp(-s c) decays
 there, so Cauchy's theorem makes both integrals equal.  The two pieces are
-integrated with mpmath's adaptive tanh-sinh quadrature at 40 significant
+integrated with mpmath's adaptive tanh-sinh quadrature (the ray is raised
+until the modulus of the integrand on it stays below e^3 times its value at s0,
+so there is no cancellation) at 40 significant
 digits, which reports its own error estimate (``quad_err``); the root of
 P(Q > c) = p is found by the secant method to a relative residual below 1e-30.
 This shares no quadrature rule, no path and no step-size logic with the
@@ -229,6 +231,28 @@ def _sf(integ, c, Y, scale, xcut):
     return pref * tot, err
 
 
+def _ray_height(w, s0, c, Y):
+    """Raise the horizontal ray until |integrand| on it stays below e^3 times its
+    value at s0 (a dense cluster of branch points can make |M(s)| huge just
+    above the real axis, which would cost digits by cancellation).  On the
+    vertical line |M(s0 + iy)| <= M(s0), so only the ray needs this check."""
+    wd = np.array([float(x) for x in w])
+    s0, c, Y = float(s0), float(c), float(Y)
+    k0 = -0.5 * float(np.sum(np.log1p(-2.0 * wd * s0)))
+    xs = np.concatenate([np.linspace(0.0, 20.0 / c, 400), np.geomspace(20.0 / c, 1e4, 400)])
+    for _ in range(60):
+        worst = -math.inf
+        for x in xs:
+            re, im = s0 + x, Y
+            lm = (-0.25 * float(np.sum(np.log((1 - 2 * wd * re) ** 2 + (2 * wd * im) ** 2)))
+                  - k0 - x * c - 0.5 * math.log((re * re + im * im) / (s0 * s0)))
+            worst = max(worst, lm)
+        if worst <= 3.0:
+            return Y
+        Y *= 2.0
+    raise RuntimeError("could not place the ray")
+
+
 def _xcut(integ, c, Y, p):
     """Where to cut the ray s = s0 + x + iY.
 
@@ -258,7 +282,7 @@ def reference_isf(family, alpha, d, p):
         s0 = mp.mpf(_saddle(w, float(c)))
         integ = _Integrand(w, s0)
         b2 = sum(ri * ri for ri in integ.r) / 2 + 1 / s0 ** 2
-        Y = 12 / mp.sqrt(b2)
+        Y = mp.mpf(_ray_height(w, s0, c, 12 / mp.sqrt(b2)))
         xscale = 1 / c
         xcut = _xcut(integ, c, Y, pm)
         c_start = c

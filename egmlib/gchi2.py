@@ -39,7 +39,8 @@ _RHO = 0.5
 _TOL_CGF = 1e-19
 # Truncate the contour where the integrand is below this fraction of its peak.
 _TAIL = 1e-21
-# Shape of the parabola relative to the nearest branch point (see _params).
+# Curvature of the parabola (in natural units): at most _GAMMA / 4 over the
+# distance to the nearest branch point, at least _ALPHA_MIN (see _build).
 _GAMMA = 0.5
 _ALPHA_MIN = 0.02
 
@@ -275,6 +276,25 @@ def _strip(al: float, z: float) -> float:
     return 2.0 * (-z) / (1.0 + math.sqrt(1.0 + 4.0 * al * (-z)))
 
 
+def _probe(W: _Weights, r, c: float, s0: float, sb: float, al: float) -> float:
+    """Where |integrand| has dropped below _TAIL on the parabola of shape ``al``
+    (probes at t = 4 * 1.25^j), or -1 if it first rises above e^2 times its
+    value at the saddle point."""
+    t = 4.0
+    while t < 1e4:
+        dp = (al * t * t + 1j * t) / sb
+        x = r * dp.real
+        y = r * dp.imag
+        logmod = (-0.25 * float(W.n @ np.log1p(x * (x - 2.0) + y * y)) - c * dp.real
+                  - math.log(abs(1.0 + dp / s0)) + math.log(abs(1.0 - 2j * al * t)))
+        if logmod > 2.0:
+            return -1.0
+        if logmod < math.log(_TAIL):
+            return t
+        t *= 1.25
+    return t
+
+
 def _build(W: _Weights, c: float, upper: bool) -> _Contour:
     """Saddle point, parabola, step and truncation for P at normalised c."""
     s0, u0 = _saddle(W, c, upper)
@@ -294,20 +314,21 @@ def _build(W: _Weights, c: float, upper: bool) -> _Contour:
     zb = sb / float(r[0])            # nearest branch point, in units of 1/sb
     zp = -s0 * sb                    # the pole at s = 0
     al = max(min(b3 / (6.0 * b2 * sb), _GAMMA * 0.25 / zb), _ALPHA_MIN)
+    # Truncation point from the modulus of the integrand at probe points.  If
+    # the parabola climbs over a ridge of |exp(K(s) - s c)| (dense clusters of
+    # branch points), flatten it (smaller a) until the modulus decays.
+    for _flatten in range(8):
+        tmax = _probe(W, r, c, s0, sb, al)
+        if tmax > 0.0:
+            break
+        al *= 0.25
+    else:
+        tmax = 1e4
     strip = min(_strip(al, zb), _strip(al, zp))
     h = min(math.pi * math.sqrt(2.0 / math.log(2e18)),
             2.0 * math.pi * 0.9 * strip / math.log(1e20))
-    # truncation point: modulus of the integrand at probe points
-    tmax = 6.0
-    while tmax < 1e4:
-        dp = (al * tmax * tmax + 1j * tmax) / sb
-        x = r * dp.real
-        y = r * dp.imag
-        logmod = (-0.25 * float(W.n @ np.log1p(x * (x - 2.0) + y * y)) - c * dp.real
-                  - math.log(abs(1.0 + dp / s0)) + math.log(abs(1.0 - 2j * al * tmax)))
-        if logmod < math.log(_TAIL):
-            break
-        tmax *= 1.4
+    if tmax / h > 2e5:                                     # pragma: no cover
+        h = tmax / 2e5
     for _refine in range(4):
         nodes = int(math.ceil(tmax / h)) + 1
         if nodes % 2 == 0:
@@ -577,7 +598,9 @@ def sf(c: ArrayLike, weights: ArrayLike) -> float | NDArray[np.float64]:
     the *smaller* tail (s0 > 0 if c >= E Q, else s0 < 0 and P(Q > c) = 1 - P(Q <= c)),
     so the integrand is a positive bump at y = 0 and no precision is lost to
     cancellation.  The curvature a follows the path of steepest descent, kept
-    away from the nearest branch point; the integral is taken by the
+    away from the nearest branch point, and is reduced further if probes show
+    the modulus of the integrand rising along the parabola (dense clusters of
+    branch points create such ridges just above the real axis); the integral is taken by the
     trapezoidal rule, which converges geometrically for such analytic,
     rapidly decaying integrands (reference 3 below), with the step chosen
     from the distance to the nearest singularity (error model exp(-2 pi d / h))
@@ -709,7 +732,8 @@ def isf(p: ArrayLike, weights: ArrayLike) -> float | NDArray[np.float64]:
     is below 2e-15 c.  P and the density come from the same contour integral
     (:func:`sf`); the contour is reused while c stays within 0.3 natural
     units of where it was built, so a quantile usually costs one contour.
-    The returned c is accurate to a few units of 1e-16 relative.  In the book
+    The returned c is accurate to about 1e-14 relative (at most 9.3e-15 against
+    40-digit references on the 240-point Zipf grid of ``bench/``).  In the book
     the squared clipping radius is ``isf(1 / n, (b * sigma) ** 2)``.
 
     Examples

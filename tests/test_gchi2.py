@@ -314,3 +314,17 @@ def test_invalid_c(c):
 def test_invalid_p(p):
     with pytest.raises(ValueError, match=r"p must be in \(0, 1\]"):
         isf(p, [1.0])
+
+
+def test_hundred_thousand_dense_weights():
+    # d = 1e5 Zipf weights crowd the branch points s = 1/(2 w_j) together; the
+    # contour has to stay clear of the resulting ridge of |M(s)| (it used to
+    # overflow there).  Self-consistency and the closed form for a scaled
+    # chi-square bracket the answer.
+    w = zipf_weights("lin", 0.5, 100_000)
+    for p in (1e-2, 1e-15):
+        c = isf(p, w)
+        assert rel(sf(c, w), p) < 1e-12
+        lo = stats.chi2.isf(p, w.size) * w.min()       # Q >= min(w) chi2_d
+        hi = stats.chi2.isf(p, w.size) * w.max()       # Q <= max(w) chi2_d
+        assert lo < c < hi
