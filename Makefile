@@ -41,7 +41,8 @@ test: $(STAMP)
 	$(BIN)/python -m pytest --nbval --nbval-current-env --nbval-sanitize-with nbval_sanitize.cfg
 
 bench: $(STAMP)
-	for f in bench/bench_*.py; do echo "== $$f"; $(BIN)/python $$f; done
+	$(BIN)/python bench/bench_numerics.py
+	$(BIN)/python bench/bench_mechanisms.py
 
 clean:
 	rm -rf _build .pytest_cache .hypothesis

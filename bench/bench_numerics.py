@@ -218,6 +218,12 @@ def bench_gchi2() -> None:
 
 def main() -> None:
     bench_gchi2()
+    print()
+    # analytic Gaussian calibration against diffprivlib, same process
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    from bench_privacy import bench_privacy
+
+    bench_privacy()
 
 
 if __name__ == "__main__":
