@@ -8,12 +8,13 @@ Modules: :mod:`egmlib.privacy` (Gaussian calibration), :mod:`egmlib.gchi2`
 (generalized chi-square tails and quantiles: ``egmlib.gchi2.sf/cdf/isf``),
 :mod:`egmlib.scaling`, :mod:`egmlib.bounds`, :mod:`egmlib.zipf`,
 :mod:`egmlib.mechanisms`, :mod:`egmlib.elliptical`, :mod:`egmlib.symbolic`
-(the SymPy objects of the Lagrangian derivation).
+(the SymPy objects of the Lagrangian derivation), :mod:`egmlib.optimal` (the exactly
+optimal scaling, box clipping, the clipping-probability trade-off, a private centre).
 """
 
 from __future__ import annotations
 
-from egmlib import bounds, elliptical, gchi2, mechanisms, privacy, scaling, symbolic, zipf
+from egmlib import bounds, elliptical, gchi2, mechanisms, optimal, privacy, scaling, symbolic, zipf
 from egmlib.bounds import bernstein_radius2, bernstein_t_max, theorem4_applies, theorem4_error_bound
 from egmlib.mechanisms import (
     EllipticalResult,
@@ -32,7 +33,7 @@ __version__ = "0.1.0"
 __all__: list[str] = [
     "__version__",
     # modules
-    "bounds", "elliptical", "gchi2", "mechanisms", "privacy", "scaling", "symbolic", "zipf",
+    "bounds", "elliptical", "gchi2", "mechanisms", "optimal", "privacy", "scaling", "symbolic", "zipf",
     # privacy
     "analytic_sigma", "classic_sigma", "gaussian_delta",
     # scaling
