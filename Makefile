@@ -12,11 +12,12 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-$(shell sha256sum pyproject.toml | cut -c1-16)
 JB_FLAGS := -W -n --keep-going
 
-.PHONY: help venv book notebooks test bench clean
+.PHONY: help venv book pdf notebooks test bench clean
 
 help:
 	@echo "make book       build the HTML book into _build/html (executes every chapter)"
 	@echo "make test       unit tests, doctests, nbval on every chapter, and a book build"
+	@echo "make pdf        build the whole book as a PDF into _build/latex/egm-book.pdf"
 	@echo "make notebooks  re-execute every chapter in place (stored outputs)"
 	@echo "make bench      run the benchmarks in bench/"
 	@echo "make clean      remove _build and caches"
@@ -33,6 +34,13 @@ venv: $(STAMP)
 
 book: $(STAMP)
 	$(BIN)/jupyter-book build . $(JB_FLAGS)
+
+pdf: $(STAMP)
+	@command -v latexmk >/dev/null || { echo "make pdf needs LaTeX; install it with:"; \
+	  echo "  apt-get update && apt-get install -y texlive-latex-recommended texlive-latex-extra texlive-fonts-recommended tex-gyre latexmk"; exit 1; }
+	SOURCE_DATE_EPOCH=$$(git log -1 --format=%ct 2>/dev/null || echo 0) FORCE_SOURCE_DATE=1 \
+	  $(BIN)/jupyter-book build . --builder pdflatex
+	@echo "PDF: _build/latex/egm-book.pdf"
 
 notebooks: $(STAMP)
 	$(BIN)/python scripts/execute_notebooks.py chapters
