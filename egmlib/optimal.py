@@ -40,6 +40,7 @@ from egmlib.gchi2 import isf as _gchi2_isf
 from egmlib.gchi2 import sf as _gchi2_sf
 from egmlib.privacy import analytic_sigma
 from egmlib.scaling import (
+    _check_scaling,
     clip_radius,
     egm_error,
     gaussian_data_scaling,
@@ -390,20 +391,6 @@ def _tail_probability(name: str, value: object) -> float:
 
 def _count(name: str, value: object) -> float:
     return check_real(name, value, low=1.0, low_open=True)
-
-
-def _scaling(sig: NDArray[np.float64], scaling: ArrayLike) -> NDArray[np.float64]:
-    try:
-        b = np.asarray(scaling, dtype=np.float64)
-    except (TypeError, ValueError) as exc:
-        raise TypeError(f"scaling must be an array of real numbers, got {scaling!r}") from exc
-    if b.shape != sig.shape:
-        raise ValueError(f"scaling must have the shape of sigmas {sig.shape}, got {b.shape}")
-    if np.any(np.isnan(b) | ~(b > 0)):
-        raise ValueError(f"scaling must be in (0, inf] everywhere, got {float(b[np.isnan(b) | ~(b > 0)][0])!r}")
-    if np.any(np.isinf(b) & (sig > 0)):
-        raise ValueError("scaling may be inf only where sigmas is 0 (a constant coordinate)")
-    return b
 
 
 # --------------------------------------------------------------------------
@@ -785,7 +772,7 @@ def clipping_error(sigmas: ArrayLike, scaling: ArrayLike, p: float) -> float:
     0.01297248 0.01297248
     """
     sig = _sigmas(sigmas)
-    b = _scaling(sig, scaling)
+    b = _check_scaling(sig, scaling)
     pp = check_real("p", p, low=0.0, high=1.0, low_open=True)
     radius = float(clip_radius(sig, b, pp))
     return _clip_error_at_radius(sig, b, radius)[0]
@@ -835,7 +822,7 @@ def total_error(sigmas: ArrayLike, scaling: ArrayLike, p: float, n: float, sigma
     487.9231
     """
     sig = _sigmas(sigmas)
-    b = _scaling(sig, scaling)
+    b = _check_scaling(sig, scaling)
     pp = check_real("p", p, low=0.0, high=1.0, low_open=True)
     nn = _count("n", n)
     s = check_positive("sigma_opt", sigma_opt)
@@ -917,7 +904,7 @@ def optimal_clip_probability(sigmas: ArrayLike, scaling: ArrayLike, n: float, si
     487.923
     """
     sig = _sigmas(sigmas)
-    b = _scaling(sig, scaling)
+    b = _check_scaling(sig, scaling)
     nn = _count("n", n)
     s = check_positive("sigma_opt", sigma_opt)
     pos = sig > 0
