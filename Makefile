@@ -15,7 +15,7 @@ JB_FLAGS := -W -n --keep-going
 .PHONY: help venv book pdf notebooks test bench clean
 
 help:
-	@echo "make book       build the HTML book into _build/html (executes every chapter)"
+	@echo "make book       build the HTML book into _build/html (executes every chapter; with the PDF if LaTeX is installed)"
 	@echo "make test       unit tests, doctests, nbval on every chapter, and a book build"
 	@echo "make pdf        build the whole book as a PDF into _build/latex/egm-book.pdf"
 	@echo "make notebooks  re-execute every chapter in place (stored outputs)"
@@ -32,15 +32,18 @@ $(STAMP): pyproject.toml
 
 venv: $(STAMP)
 
+# The site links the PDF when LaTeX is installed (built first, so that the
+# landing page can link it); without LaTeX it says how to get it.
 book: $(STAMP)
+	@if $(BIN)/python scripts/pdf_tools.py needs >/dev/null; then $(MAKE) --no-print-directory pdf; \
+	  else echo "note: LaTeX is not installed, so the site is built without the PDF (see make pdf)"; fi
 	$(BIN)/jupyter-book build . $(JB_FLAGS)
 
 pdf: $(STAMP)
-	@command -v latexmk >/dev/null || { echo "make pdf needs LaTeX; install it with:"; \
-	  echo "  apt-get update && apt-get install -y texlive-latex-recommended texlive-latex-extra texlive-fonts-recommended tex-gyre latexmk"; exit 1; }
+	@$(BIN)/python scripts/pdf_tools.py needs
 	SOURCE_DATE_EPOCH=$$(git log -1 --format=%ct 2>/dev/null || echo 0) FORCE_SOURCE_DATE=1 \
 	  $(BIN)/jupyter-book build . --builder pdflatex
-	@echo "PDF: _build/latex/egm-book.pdf"
+	@$(BIN)/python scripts/pdf_tools.py check _build/latex/egm-book.log
 
 notebooks: $(STAMP)
 	$(BIN)/python scripts/execute_notebooks.py chapters

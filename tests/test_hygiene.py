@@ -1,10 +1,12 @@
 """House rules for the chapter notebooks (see STYLE.md): every chapter is in the
 table of contents and vice versa, only allowed cell tags, kernelspec python3,
-every code cell executed in order with stored outputs, no stderr or errors."""
+every code cell executed in order with stored outputs, no stderr or errors, and
+a closing Summary whose every point links to the result it states."""
 
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -68,3 +70,36 @@ def test_notebook_hygiene(path: Path):
     first = nb["cells"][0]
     assert first["cell_type"] == "markdown" and first["source"][0].startswith("("), "chapter must open with a (label)= target"
     assert sum(1 for line in "".join(first["source"]).splitlines() if line.startswith("# ")) == 1, "one H1 title"
+
+
+# A role that points the reader to a result: a statement, equation, figure,
+# section, page, API entry, or a number glued from the executed cells.
+LINK = re.compile(r"\{(?:prf:ref|numref|eq|ref|doc|py:func|py:obj|py:mod|glue:text)\}`[^`]+`")
+
+
+def _summary_points(path: Path) -> list[str]:
+    cells = json.loads(path.read_text())["cells"]
+    text = "\n".join("".join(c["source"]) for c in cells if c["cell_type"] == "markdown")
+    found = re.search(r"^## Summary\n(.*?)(?=^#{1,2} |\Z)", text, re.S | re.M)
+    assert found, "the chapter has no '## Summary' section"
+    points = re.split(r"\n(?=- )", found.group(1).strip())
+    assert points and all(p.startswith("- ") for p in points), "the Summary is not a list of points"
+    return points
+
+
+@pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.name)
+def test_summary_links_to_results(path: Path):
+    for point in _summary_points(path):
+        assert LINK.search(point), f"a Summary point links to no result: {point[:120]!r}"
+
+
+def test_summary_check_can_fail(tmp_path: Path):
+    cells = [{"cell_type": "markdown", "metadata": {}, "source": ["## Summary\n", "\n",
+              "- linked {prf:ref}`x`.\n", "- a bare claim.\n"]}]
+    bad = tmp_path / "bad.ipynb"
+    bad.write_text(json.dumps({"cells": cells}))
+    with pytest.raises(AssertionError, match="links to no result"):
+        test_summary_links_to_results(bad)
+    bad.write_text(json.dumps({"cells": cells[:0]}))
+    with pytest.raises(AssertionError, match="no '## Summary'"):
+        test_summary_links_to_results(bad)

@@ -1,0 +1,104 @@
+"""Helpers of ``make pdf``.
+
+``python scripts/pdf_tools.py needs``
+    Exit 0 if LaTeX has everything the PDF build uses; otherwise print what is
+    missing and the exact Debian command that installs it, and exit 1.  One
+    file stands for each Debian package (found with ``kpsewhich``); the list
+    was taken from the ``.fls`` record of a successful build.
+
+``python scripts/pdf_tools.py check _build/latex/egm-book.log``
+    Fail if LaTeX reported an undefined reference or citation (they print as
+    "??" in the PDF) or did not write the PDF; print the page count.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+# Debian package -> files of that package the build reads.
+NEEDED = {
+    "latexmk": ["latexmk"],  # a program
+    "texlive-latex-recommended": ["pdflatex", "fancyvrb.sty", "cmap.sty", "booktabs.sty"],
+    "texlive-latex-extra": ["fncychap.sty", "titlesec.sty", "tabulary.sty", "varwidth.sty",
+                            "wrapfig.sty", "capt-of.sty", "needspace.sty", "framed.sty", "upquote.sty"],
+    "texlive-fonts-recommended": ["t1txtt.fd", "utmr8a.pfb"],
+    "tex-gyre": ["tgtermes.sty", "tgheros.sty"],
+}
+APT = ("apt-get update && apt-get install -y texlive-latex-recommended texlive-latex-extra "
+       "texlive-fonts-recommended tex-gyre latexmk")
+
+
+def missing() -> list[tuple[str, str]]:
+    kpsewhich = shutil.which("kpsewhich")
+    out = []
+    for package, files in NEEDED.items():
+        for name in files:
+            if "." not in name:
+                found = shutil.which(name) is not None
+            elif kpsewhich is None:
+                found = False
+            else:
+                found = subprocess.run([kpsewhich, name], capture_output=True, text=True).stdout.strip() != ""
+            if not found:
+                out.append((package, name))
+    return out
+
+
+def needs() -> int:
+    gaps = missing()
+    if not gaps:
+        return 0
+    packages = sorted({p for p, _ in gaps})
+    print("make pdf needs LaTeX packages that are not installed:")
+    for package, name in gaps:
+        print(f"  {name:18s} (Debian package {package})")
+    print(f"Install them with:\n  {APT}")
+    print("(about 70 MB; missing now: " + ", ".join(packages) + ")")
+    return 1
+
+
+UNDEFINED = re.compile(r"(?:LaTeX|Package \w+) Warning: (?:Reference|Citation|Hyper reference) [`'](.+?)' "
+                       r"on page (\d+) undefined")
+WRITTEN = re.compile(r"Output written on (.+?) \((\d+) pages?")
+
+
+def check(log_path: Path) -> int:
+    if not log_path.is_file():
+        print(f"no LaTeX log at {log_path}: the PDF build did not run")
+        return 1
+    log = log_path.read_text(encoding="latin-1")
+    # TeX folds log lines at 79 characters: join them before matching.
+    joined = re.sub(r"(?m)^(.{79})\n", r"\1", log)
+    bad = UNDEFINED.findall(joined)
+    written = WRITTEN.findall(joined)
+    if bad:
+        print(f"{len(bad)} undefined references in the PDF (printed as ??):")
+        for key, page in bad[:20]:
+            print(f"  page {page}: {key}")
+        return 1
+    if "There were undefined references" in joined or "There were undefined citations" in joined:
+        print("LaTeX reports undefined references")
+        return 1
+    pdf = log_path.with_suffix(".pdf")
+    if not written or not pdf.is_file() or pdf.stat().st_mtime < log_path.stat().st_mtime - 1:
+        print(f"LaTeX wrote no PDF ({pdf} is missing or older than its log)")
+        return 1
+    print(f"PDF: {written[-1][0]}, {written[-1][1]} pages, no undefined references")
+    return 0
+
+
+def main(argv: list[str]) -> int:
+    if argv[:1] == ["needs"]:
+        return needs()
+    if argv[:1] == ["check"] and len(argv) == 2:
+        return check(Path(argv[1]))
+    print(__doc__)
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
