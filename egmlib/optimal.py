@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import math
 import numbers
+import warnings
 from dataclasses import dataclass
 from typing import NamedTuple
 
@@ -36,6 +37,7 @@ from scipy import optimize, special
 from scipy.stats import norm
 
 from egmlib._validation import check_array, check_positive, check_real
+from egmlib.gchi2 import _MAX_PHASE_STEP, _phase_step
 from egmlib.gchi2 import isf as _gchi2_isf
 from egmlib.gchi2 import sf as _gchi2_sf
 from egmlib.privacy import analytic_sigma
@@ -67,6 +69,8 @@ __all__ = [
 _ALPHA_MIN = 0.02
 _GAMMA = 0.5
 _TAIL = 1e-22
+# Flatten the parabola at most this many times when the integrand is unresolved.
+_SHAPES = 6
 # Weights with r |s - s0| above this are handled by direct logarithms, the others
 # by power series in tiers (upper edges of the tiers).
 _RHO = 0.5
@@ -112,6 +116,7 @@ class _Contour(NamedTuple):
     tiers: tuple                  # (indices, order) of the power-series tiers
     q: NDArray[np.float64]        # r * max |s - s0|
     zp: NDArray[np.complex128]    # (dl / max|dl|)^m, m = 0..order, shape (nodes, order + 1)
+    ok: bool                      # discretisation checks passed
 
 
 def _strip(al: float, z: float) -> float:
@@ -202,6 +207,25 @@ def _build(W: _Weights, c: float) -> _Contour:
     sb = math.sqrt(b2)
     zb = sb / float(r.max())
     al = max(min(b3 / (6.0 * b2 * sb), _GAMMA * 0.25 / zb), _ALPHA_MIN)
+    ct = None
+    for _shape in range(_SHAPES):
+        ct, resolved = _discretise(W, r, c, upper, s0, k0, d0, sb, zb, al)
+        if resolved:
+            if ct.ok:
+                return ct
+            break
+        al *= 0.5        # the integrand turns faster than the step resolves: flatten
+    warnings.warn(f"egmlib.optimal: the quadrature self-check failed at c = {c!r} (normalised); "
+                  "the result may be inaccurate", RuntimeWarning, stacklevel=3)
+    return ct
+
+
+def _discretise(W: _Weights, r: NDArray[np.float64], c: float, upper: bool, s0: float, k0: float,
+                d0: NDArray[np.float64], sb: float, zb: float, al: float) -> tuple[_Contour, bool]:
+    """Truncation and step on the parabola of shape ``al`` (as egmlib.gchi2):
+    the contour (ok=False if the step check failed five times) and whether the
+    integrand is resolved (egmlib.gchi2._phase_step)."""
+    n = W.n
     strip = min(_strip(al, zb), _strip(al, -s0 * sb))
     h = min(math.pi * math.sqrt(2.0 / math.log(2e18)), 2.0 * math.pi * 0.9 * strip / math.log(1e20))
     tmax = 6.0
@@ -213,7 +237,6 @@ def _build(W: _Weights, c: float) -> _Contour:
         if logmod < math.log(_TAIL):
             break
         tmax *= 1.3
-    ct = None
     for _ in range(5):
         nodes = int(math.ceil(tmax / h)) + 1
         nodes += 1 - nodes % 2
@@ -222,15 +245,17 @@ def _build(W: _Weights, c: float) -> _Contour:
         fac = (1.0 - 2j * al * t) * (h / (math.pi * sb))
         fac[0] *= 0.5
         kd, direct, tiers, q, zp = _nodes(W, r, dl)
-        ct = _Contour(upper, c, s0, k0, sb, dl, s0 + dl, kd, fac, d0, r, direct, tiers, q, zp)
+        ct = _Contour(upper, c, s0, k0, sb, dl, s0 + dl, kd, fac, d0, r, direct, tiers, q, zp, True)
         e = np.exp(kd - dl * c) * fac / ct.s * (1.0 if upper else -1.0)
+        if _phase_step(e) > _MAX_PHASE_STEP:
+            return ct, False
         fine, coarse = float(e.real.sum()), 2.0 * float(e.real[::2].sum())
         pred = max(2.0 * math.exp(-2.0 * math.pi**2 / (2.0 * h) ** 2),
                    math.exp(-2.0 * math.pi * 0.9 * strip / (2.0 * h)))
         if fine > 0.0 and abs(fine - coarse) <= max(100.0 * pred, 1e-14) * fine:
-            return ct
+            return ct, True
         h *= 0.5
-    return ct
+    return ct._replace(ok=False), True
 
 
 def _kernel(ct: _Contour, c: float) -> tuple[NDArray[np.complex128], float]:

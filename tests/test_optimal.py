@@ -68,6 +68,19 @@ def test_isf_gradient_closed_forms_and_euler_identity():
     assert np.all(np.diff(g[[3, 2, 0]]) > 0)
 
 
+@pytest.mark.parametrize("p", [1e-3, 1e-4])
+def test_isf_gradient_with_dense_branch_points(p):
+    """w_j ~ j^-1/2, d = 1e4: the first parabola leaves the integrand
+    unresolved (see egmlib.gchi2, test_dense_branch_points_are_resolved); the
+    contour is flattened, no warning (warnings are errors here), and the
+    gradient keeps the Euler identity and matches finite differences."""
+    w = zipf_sigmas(10_000, 0.5)
+    c, grad = isf_gradient(p, w)
+    assert float(grad @ w) == pytest.approx(c, rel=1e-13)
+    for j in (0, 9, 999):
+        assert grad[j] == pytest.approx(_fd_gradient(p, w, j), rel=2e-6)
+
+
 @pytest.mark.parametrize(
     ("p", "weights", "match"),
     [
