@@ -33,17 +33,23 @@ $(STAMP): pyproject.toml
 venv: $(STAMP)
 
 # The site links the PDF when LaTeX is installed (built first, so that the
-# landing page can link it); without LaTeX it says how to get it.
+# landing page can link it); without LaTeX, or if the PDF fails its checks, the
+# site is built all the same and its landing page says how to get the PDF.
 book: $(STAMP)
-	@if $(BIN)/python scripts/pdf_tools.py needs >/dev/null; then $(MAKE) --no-print-directory pdf; \
-	  else echo "note: LaTeX is not installed, so the site is built without the PDF (see make pdf)"; fi
+	@if needs=$$($(BIN)/python scripts/pdf_tools.py needs); then \
+	  $(MAKE) --no-print-directory pdf || echo "warning: make pdf failed (see above); the site is built without the PDF"; \
+	  else echo "$$needs"; echo "note: the site is built without the PDF (see make pdf)"; fi
 	$(BIN)/jupyter-book build . $(JB_FLAGS)
 
+# A PDF that fails to build or to pass its checks is removed, so the site
+# never links a stale or broken one.
 pdf: $(STAMP)
 	@$(BIN)/python scripts/pdf_tools.py needs
+	@rm -f _build/html/egm-book.pdf
 	SOURCE_DATE_EPOCH=$$(git log -1 --format=%ct 2>/dev/null || echo 0) FORCE_SOURCE_DATE=1 \
-	  $(BIN)/jupyter-book build . --builder pdflatex
-	@$(BIN)/python scripts/pdf_tools.py check _build/latex/egm-book.log
+	  $(BIN)/jupyter-book build . --builder pdflatex || { rm -f _build/latex/egm-book.pdf; exit 1; }
+	@$(BIN)/python scripts/pdf_tools.py check _build/latex/egm-book.log || \
+	  { rm -f _build/latex/egm-book.pdf; exit 1; }
 
 notebooks: $(STAMP)
 	$(BIN)/python scripts/execute_notebooks.py chapters

@@ -26,6 +26,7 @@ from pathlib import Path
 
 from docutils import nodes
 from sphinx.util.docutils import SphinxDirective
+from sphinx.util.osutil import relative_uri
 
 PDF_NAME = "egm-book.pdf"
 
@@ -68,9 +69,10 @@ def _resolve(app, doctree, docname):
         pdf = built_pdf(app)
         para = nodes.paragraph(classes=["pdf-download"])
         if pdf.is_file():
-            prefix = "../" * docname.count("/")  # the PDF sits at the root of the site
+            # the PDF sits at the root of the site (relative_uri also suits dirhtml)
+            uri = relative_uri(app.builder.get_target_uri(docname), PDF_NAME)
             para += nodes.strong("", "The whole book as one PDF: ")
-            para += nodes.reference("", PDF_NAME, refuri=prefix + PDF_NAME, internal=False)
+            para += nodes.reference("", PDF_NAME, refuri=uri, internal=False)
             para += nodes.Text(f" ({_facts(pdf)}).")
         else:
             para += nodes.Text("The PDF of the whole book is not part of this build: ")

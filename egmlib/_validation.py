@@ -97,3 +97,19 @@ def check_rng(name: str, rng: object) -> np.random.Generator:
     if not isinstance(rng, np.random.Generator):
         raise TypeError(f"{name} must be a numpy.random.Generator, got {type(rng).__name__}")
     return rng
+
+
+def warn_caller(message: str, category: type[Warning] = RuntimeWarning) -> None:
+    """``warnings.warn`` attributed to the first frame outside egmlib (the
+    user's call), however deep inside the package the warning arises."""
+    import os
+    import sys
+    import warnings
+
+    package = os.path.dirname(os.path.abspath(__file__)) + os.sep
+    frame = sys._getframe(1)   # the caller of warn_caller: stacklevel 2 for warnings.warn
+    level = 2
+    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(package):
+        frame = frame.f_back
+        level += 1
+    warnings.warn(message, category, stacklevel=level)

@@ -19,14 +19,13 @@ a contour through a saddle point; see the Notes of :func:`sf`.
 from __future__ import annotations
 
 import math
-import warnings
 from typing import NamedTuple
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy import special
 
-from ._validation import check_array
+from ._validation import check_array, warn_caller
 
 __all__ = ["sf", "cdf", "isf"]
 
@@ -321,7 +320,7 @@ def _build(W: _Weights, c: float, upper: bool) -> _Contour:
     zp = -s0 * sb                    # the pole at s = 0
     al = max(min(b3 / (6.0 * b2 * sb), _GAMMA * 0.25 / zb), _ALPHA_MIN)
     for _shape in range(_SHAPES):
-        ct = _discretise(W, r, c, upper, s0, u0, k0, kp, sb, zb, zp, al)
+        ct, al = _discretise(W, r, c, upper, s0, u0, k0, kp, sb, zb, zp, al)
         if ct is not None and ct.ok:
             return ct
         if ct is not None:       # resolved, but the step check failed 4 times
@@ -329,10 +328,10 @@ def _build(W: _Weights, c: float, upper: bool) -> _Contour:
         # The integrand oscillates faster than the step resolves: the parabola
         # passes too close above a dense run of branch points.  Flatten it.
         al *= 0.5
-    warnings.warn(f"egmlib.gchi2: the quadrature self-check failed at c = {c!r} (normalised); "
-                  "the result may be inaccurate", RuntimeWarning, stacklevel=4)
     if ct is None:
-        ct = _discretise(W, r, c, upper, s0, u0, k0, kp, sb, zb, zp, al, force=True)
+        ct, al = _discretise(W, r, c, upper, s0, u0, k0, kp, sb, zb, zp, al, force=True)
+    warn_caller(f"egmlib.gchi2: the quadrature self-check failed at c = {c!r} (normalised); "
+                "the result may be inaccurate")
     return ct._replace(ok=False)
 
 
@@ -346,6 +345,8 @@ def _phase_step(em: NDArray[np.complex128]) -> float:
     against twice the step can be fooled when the phase advances by a whole
     turn per step (both sums then carry the same aliasing error); this can't.
     """
+    if not np.isfinite(em).all():
+        return math.inf
     mod = np.abs(em)
     big = mod > _SIGNIFICANT * mod.max()
     keep = big[:-1] & big[1:]
@@ -356,11 +357,13 @@ def _phase_step(em: NDArray[np.complex128]) -> float:
 
 def _discretise(W: _Weights, r, c: float, upper: bool, s0: float, u0: float, k0: float,
                 kp: float, sb: float, zb: float, zp: float, al: float,
-                force: bool = False) -> _Contour | None:
+                force: bool = False) -> tuple[_Contour | None, float]:
     """Truncation and step on the parabola of shape ``al``.
 
-    None if the integrand is not resolved (see _phase_step) and not ``force``;
-    a contour with ok=False if the step check failed after four halvings.
+    Returns the contour and the shape used (``al`` is flattened further if the
+    parabola climbs over a ridge).  The contour is None if the integrand is not
+    resolved (see _phase_step) and not ``force``, and has ok=False if the step
+    check failed after four halvings.
     """
     # Truncation point from the modulus of the integrand at probe points.  If
     # the parabola climbs over a ridge of |exp(K(s) - s c)| (dense clusters of
@@ -391,15 +394,15 @@ def _discretise(W: _Weights, r, c: float, upper: bool, s0: float, u0: float, k0:
         ct = _Contour(upper, c, s0, u0, k0, kp, sb, dl, cg, lg, fac, wt, True)
         em = np.exp(cg + (kp - c) * dl - lg) * fac
         if not force and _phase_step(em) > _MAX_PHASE_STEP:
-            return None
+            return None, al
         t1 = float(wt @ em.real)
         t2 = 2.0 * float(wt[::2] @ em.real[::2])
         pred = max(2.0 * math.exp(-2.0 * math.pi ** 2 / (2.0 * h) ** 2),
                    math.exp(-2.0 * math.pi * 0.9 * strip / (2.0 * h)))
         if t1 > 0.0 and abs(t1 - t2) <= max(100.0 * pred, 1e-14) * t1:
-            return ct
+            return ct, al
         h *= 0.5
-    return ct._replace(ok=False)
+    return ct._replace(ok=False), al
 
 
 def _log_mass(ct: _Contour, c: float) -> tuple[float, float, bool]:

@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import math
 import numbers
-import warnings
 from dataclasses import dataclass
 from typing import NamedTuple
 
@@ -36,7 +35,7 @@ from numpy.typing import ArrayLike, NDArray
 from scipy import optimize, special
 from scipy.stats import norm
 
-from egmlib._validation import check_array, check_positive, check_real
+from egmlib._validation import check_array, check_positive, check_real, warn_caller
 from egmlib.gchi2 import _MAX_PHASE_STEP, _phase_step
 from egmlib.gchi2 import isf as _gchi2_isf
 from egmlib.gchi2 import sf as _gchi2_sf
@@ -207,7 +206,7 @@ def _build(W: _Weights, c: float) -> _Contour:
     sb = math.sqrt(b2)
     zb = sb / float(r.max())
     al = max(min(b3 / (6.0 * b2 * sb), _GAMMA * 0.25 / zb), _ALPHA_MIN)
-    ct = None
+    resolved = False
     for _shape in range(_SHAPES):
         ct, resolved = _discretise(W, r, c, upper, s0, k0, d0, sb, zb, al)
         if resolved:
@@ -215,16 +214,19 @@ def _build(W: _Weights, c: float) -> _Contour:
                 return ct
             break
         al *= 0.5        # the integrand turns faster than the step resolves: flatten
-    warnings.warn(f"egmlib.optimal: the quadrature self-check failed at c = {c!r} (normalised); "
-                  "the result may be inaccurate", RuntimeWarning, stacklevel=3)
-    return ct
+    if not resolved:     # refine the step on the flattest shape regardless
+        ct, _ = _discretise(W, r, c, upper, s0, k0, d0, sb, zb, al, force=True)
+    warn_caller(f"egmlib.optimal: the quadrature self-check failed at c = {c!r} (normalised); "
+                "the result may be inaccurate")
+    return ct._replace(ok=False)
 
 
 def _discretise(W: _Weights, r: NDArray[np.float64], c: float, upper: bool, s0: float, k0: float,
-                d0: NDArray[np.float64], sb: float, zb: float, al: float) -> tuple[_Contour, bool]:
+                d0: NDArray[np.float64], sb: float, zb: float, al: float,
+                force: bool = False) -> tuple[_Contour, bool]:
     """Truncation and step on the parabola of shape ``al`` (as egmlib.gchi2):
     the contour (ok=False if the step check failed five times) and whether the
-    integrand is resolved (egmlib.gchi2._phase_step)."""
+    integrand is resolved (egmlib.gchi2._phase_step; not tested if ``force``)."""
     n = W.n
     strip = min(_strip(al, zb), _strip(al, -s0 * sb))
     h = min(math.pi * math.sqrt(2.0 / math.log(2e18)), 2.0 * math.pi * 0.9 * strip / math.log(1e20))
@@ -247,7 +249,7 @@ def _discretise(W: _Weights, r: NDArray[np.float64], c: float, upper: bool, s0: 
         kd, direct, tiers, q, zp = _nodes(W, r, dl)
         ct = _Contour(upper, c, s0, k0, sb, dl, s0 + dl, kd, fac, d0, r, direct, tiers, q, zp, True)
         e = np.exp(kd - dl * c) * fac / ct.s * (1.0 if upper else -1.0)
-        if _phase_step(e) > _MAX_PHASE_STEP:
+        if not force and _phase_step(e) > _MAX_PHASE_STEP:
             return ct, False
         fine, coarse = float(e.real.sum()), 2.0 * float(e.real[::2].sum())
         pred = max(2.0 * math.exp(-2.0 * math.pi**2 / (2.0 * h) ** 2),

@@ -8,7 +8,8 @@
 
 ``python scripts/pdf_tools.py check _build/latex/egm-book.log``
     Fail if LaTeX reported an undefined reference or citation (they print as
-    "??" in the PDF) or did not write the PDF; print the page count.
+    "??" in the PDF), pdfTeX a link to a missing destination, or no PDF was
+    written; print the page count.
 """
 
 from __future__ import annotations
@@ -62,7 +63,9 @@ def needs() -> int:
 
 
 UNDEFINED = re.compile(r"(?:LaTeX|Package \w+) Warning: (?:Reference|Citation|Hyper reference) [`'](.+?)' "
-                       r"on page (\d+) undefined")
+                       r"on page (\S+) undefined")
+# pdfTeX: a link to a destination that no label created.
+DANGLING = re.compile(r"pdfTeX warning \(dest\): name\{(.+?)\} has been referenced but does not exist")
 WRITTEN = re.compile(r"Output written on (.+?) \((\d+) pages?")
 
 
@@ -79,6 +82,12 @@ def check(log_path: Path) -> int:
         print(f"{len(bad)} undefined references in the PDF (printed as ??):")
         for key, page in bad[:20]:
             print(f"  page {page}: {key}")
+        return 1
+    dangling = DANGLING.findall(joined)
+    if dangling:
+        print(f"{len(dangling)} links to missing destinations in the PDF:")
+        for key in dangling[:20]:
+            print(f"  {key}")
         return 1
     if "There were undefined references" in joined or "There were undefined citations" in joined:
         print("LaTeX reports undefined references")

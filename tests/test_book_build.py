@@ -92,6 +92,8 @@ def test_api_reference_documents_every_public_name(built_site: Path):
             if inspect.isfunction(obj) or inspect.isclass(obj):  # aliases carry a #: comment instead
                 doc = inspect.getdoc(obj) or ""
                 assert doc.strip(), f"egmlib.{name}.{public} has no docstring"
+                # dataclasses and NamedTuples get "Name(field, ...)" when undocumented
+                assert not doc.startswith(f"{public}("), f"egmlib.{name}.{public} has only a generated docstring"
             if inspect.isfunction(obj) and inspect.signature(obj).parameters:
                 assert "Parameters\n----------" in doc, f"egmlib.{name}.{public}: no numpydoc Parameters section"
             assert f'id="egmlib.{name}.{public}"' in page, f"egmlib.{name}.{public} is not in the API reference"

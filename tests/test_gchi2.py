@@ -379,3 +379,58 @@ def test_phase_step_sees_a_whole_turn_per_node():
     # only where the modulus matters
     tail = np.where(t < 5.0, smooth, 1e-14 * np.exp(3.1j * np.arange(t.size)))
     assert gchi2._phase_step(tail) < 0.1
+
+
+def test_unresolved_contours_warn_at_the_callers_line(monkeypatch):
+    """If every shape looks unresolved, the flattest is refined anyway, the
+    result stays accurate here, and the RuntimeWarning names the user's line
+    (not a line inside egmlib), from sf, cdf and isf alike."""
+    w = zipf_weights("lin", 1.0, 50)
+    expect = (sf(3.0, w), cdf(0.2, w), isf(1e-6, w))
+    monkeypatch.setattr(gchi2, "_MAX_PHASE_STEP", -1.0)
+    for k, call in enumerate((lambda: sf(3.0, w), lambda: cdf(0.2, w), lambda: isf(1e-6, w))):
+        with pytest.warns(RuntimeWarning, match="self-check failed") as record:
+            got = call()
+        assert {r.filename for r in record} == {__file__}
+        assert rel(got, expect[k]) < 1e-12
+
+
+def test_phase_step_of_a_non_finite_integrand_is_infinite():
+    assert gchi2._phase_step(np.array([1.0, np.inf, 0.5])) == math.inf
+    assert gchi2._phase_step(np.array([1.0, np.nan, 0.5])) == math.inf
+
+
+def test_the_trap_the_phase_check_closes():
+    """The case behind _phase_step, reproduced on gchi2's own pieces: on the
+    first parabola the trapezoid sums at h = 0.1 and 0.05 agree to 2e-5 (the
+    step-doubling check would need only a looser tolerance to accept them) but
+    are 4% off; their phase steps are near pi.  The flattened parabola gets the
+    value with step 0.1 and is resolved."""
+    w = zipf_weights("lin", 0.5, 10_000)
+    W = gchi2._pair(np.asarray(w)).up
+    c = isf(1e-4, w) / w.max()
+    s0, u0 = gchi2._saddle(W, c, True)
+    r = 2.0 * W.w / gchi2._one_minus_2ws(W, s0, u0)
+    nr = W.n * r
+    kp = 0.5 * float(nr.sum())
+    b2 = 0.5 * float(nr @ r) + 1.0 / s0**2
+    b3 = float((nr * r) @ r) - 2.0 / s0**3
+    sb = math.sqrt(b2)
+    al = max(min(b3 / (6.0 * b2 * sb), gchi2._GAMMA * 0.25 * float(r[0]) / sb), gchi2._ALPHA_MIN)
+    tmax = gchi2._probe(W, r, c, s0, sb, al)
+
+    def trapezoid(a, h):
+        t = h * np.arange(int(math.ceil(tmax / h)) + 1)
+        dl = (a * t * t + 1j * t) / sb
+        em = np.exp(gchi2._cgf_on_nodes(r, W.n, dl) + (kp - c) * dl - np.log1p(dl / s0)) * (1 - 2j * a * t)
+        wt = np.full(t.size, h / (math.pi * sb))
+        wt[0] *= 0.5
+        return float(wt @ em.real), gchi2._phase_step(em)
+
+    truth, _ = trapezoid(al, 0.00625)
+    coarse, ph_coarse = trapezoid(al, 0.1)
+    fine, ph_fine = trapezoid(al, 0.05)
+    assert rel(fine, coarse) < 1e-4 and rel(fine, truth) > 0.02      # the doubling check is fooled
+    assert min(ph_coarse, ph_fine) > gchi2._MAX_PHASE_STEP            # the phase check is not
+    flat, ph_flat = trapezoid(al / 2, 0.1)
+    assert ph_flat < gchi2._MAX_PHASE_STEP and rel(flat, truth) < 1e-13

@@ -73,8 +73,8 @@ def test_notebook_hygiene(path: Path):
 
 
 # A role that points the reader to a result: a statement, equation, figure,
-# section, page, API entry, or a number glued from the executed cells.
-LINK = re.compile(r"\{(?:prf:ref|numref|eq|ref|doc|py:func|py:obj|py:mod|glue:text)\}`[^`]+`")
+# section, page or API entry (a glued number alone is not a link).
+LINK = re.compile(r"\{(?:prf:ref|numref|eq|ref|doc|py:func|py:obj|py:mod)\}`[^`]+`")
 
 
 def _summary_points(path: Path) -> list[str]:
@@ -95,7 +95,7 @@ def test_summary_links_to_results(path: Path):
 
 def test_summary_check_can_fail(tmp_path: Path):
     cells = [{"cell_type": "markdown", "metadata": {}, "source": ["## Summary\n", "\n",
-              "- linked {prf:ref}`x`.\n", "- a bare claim.\n"]}]
+              "- linked {prf:ref}`x`.\n", "- a bare number {glue:text}`n`.\n"]}]
     bad = tmp_path / "bad.ipynb"
     bad.write_text(json.dumps({"cells": cells}))
     with pytest.raises(AssertionError, match="links to no result"):

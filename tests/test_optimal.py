@@ -319,3 +319,21 @@ def test_two_stage_error_rejects_invalid_input(kwargs, error, match):
     sigmas, n, rho = args.pop("sigmas"), args.pop("n"), args.pop("rho")
     with pytest.raises(error, match=match):
         two_stage_error(sigmas, n, rho, **args)
+
+
+def test_unresolved_contours_warn_at_the_callers_line(monkeypatch):
+    """With every shape forced to look unresolved the step is still refined,
+    the results stay accurate, and the warning names the user's line."""
+    import egmlib.optimal as optimal_module
+
+    w = zipf_sigmas(30, 1.0)
+    c0, g0 = isf_gradient(1e-4, w)
+    e0 = clipping_error(w, gaussian_data_scaling(w), 1e-3)
+    monkeypatch.setattr(optimal_module, "_MAX_PHASE_STEP", -1.0)
+    with pytest.warns(RuntimeWarning, match="self-check failed") as record:
+        c1, g1 = isf_gradient(1e-4, w)
+        e1 = clipping_error(w, gaussian_data_scaling(w), 1e-3)
+    assert {r.filename for r in record} == {__file__}
+    assert c1 == c0
+    np.testing.assert_allclose(g1, g0, rtol=1e-10)
+    assert e1 == pytest.approx(e0, rel=1e-10)

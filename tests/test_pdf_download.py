@@ -64,6 +64,13 @@ def test_page_count_from_the_latex_log(tmp_path):
     assert "(201 pages, 1.1 MiB)" in (out / "index.html").read_text()
 
 
+def test_link_from_nested_pages_with_dirhtml(tmp_path):
+    out = _build(tmp_path, builder="dirhtml", pdf=b"%PDF")
+    sub = out / "sub" / "page" / "index.html"
+    href = re.search(r'href="([^"]*egm-book\.pdf)"', sub.read_text()).group(1)
+    assert (sub.parent / href).resolve() == (out / "egm-book.pdf").resolve()
+
+
 def test_no_broken_link_without_the_pdf(tmp_path):
     out = _build(tmp_path)
     top = (out / "index.html").read_text()
@@ -114,6 +121,8 @@ def test_pdf_check_passes_a_clean_log(tmp_path, capsys):
     "LaTeX Warning: Reference `equation:chapters/gaussian_mechanism:gm-eq-error' on \npage 12 undefined on input line 7.\n",
     "LaTeX Warning: Citation `poulsen2023' on page 3 undefined on input line 9.\n",
     "LaTeX Warning: There were undefined references.\n",
+    "LaTeX Warning: Reference `chapters/intro:x' on page iii undefined on input line 7.\n",
+    "pdfTeX warning (dest): name{equation:chapters/x:eq-1} has been referenced but does not exist, replaced by a fixed one\n",
 ])
 def test_pdf_check_fails_on_undefined_references(tmp_path, warning):
     (tmp_path / "egm-book.log").write_text(warning + GOOD_LOG)
