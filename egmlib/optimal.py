@@ -36,7 +36,7 @@ from scipy import optimize, special
 from scipy.stats import norm
 
 from egmlib._validation import check_array, check_positive, check_real, warn_caller
-from egmlib.gchi2 import _MAX_PHASE_STEP, _phase_step
+from egmlib.gchi2 import _MAX_PHASE_STEP, _phase_step, _strip
 from egmlib.gchi2 import isf as _gchi2_isf
 from egmlib.gchi2 import sf as _gchi2_sf
 from egmlib.privacy import analytic_sigma
@@ -116,14 +116,6 @@ class _Contour(NamedTuple):
     q: NDArray[np.float64]        # r * max |s - s0|
     zp: NDArray[np.complex128]    # (dl / max|dl|)^m, m = 0..order, shape (nodes, order + 1)
     ok: bool                      # discretisation checks passed
-
-
-def _strip(al: float, z: float) -> float:
-    """|Im t| of the nearest preimage of the real point z under z = al t^2 + i t."""
-    if z > 0.0:
-        q = 4.0 * al * z
-        return 1.0 / (2.0 * al) if q >= 1.0 else 2.0 * z / (1.0 + math.sqrt(1.0 - q))
-    return 2.0 * (-z) / (1.0 + math.sqrt(1.0 + 4.0 * al * (-z)))
 
 
 def _tiers(q: NDArray[np.float64], n: NDArray[np.float64]) -> tuple[NDArray[np.intp], tuple, int]:
