@@ -658,8 +658,8 @@ def sf(c: ArrayLike, weights: ArrayLike) -> float | NDArray[np.float64]:
     and checked against the rule with twice the step.  That check alone can be
     fooled: when the parabola passes just above a dense run of branch points
     the integrand turns fast, and if its phase advances by a whole turn per
-    step both sums carry the same aliasing error (seen for d = 1e4: agreement
-    to 2e-8, both 8 % off).  So the argument of the integrand must also change
+    step both sums carry the same aliasing error (seen for d = 1e4: sums that
+    agreed to 2e-8 and were both 0.2 % off, or to 2e-5 and 4 % off).  So the argument of the integrand must also change
     by less than 2 pi / 3 between neighbouring nodes wherever its modulus
     exceeds 1e-12 of the peak; the local frequency grows continuously from 0
     at the saddle point, so an unresolved step cannot hide from this test.

@@ -355,9 +355,10 @@ def _imhof_sf(c, w, panels=400, order=30):
 def test_dense_branch_points_are_resolved(p):
     """w_j ~ j^-1/2, d = 1e4: the first parabola passes just above thousands of
     branch points and the integrand turns faster than the step resolves.  The
-    sums at step h and 2h agreed there to 2e-8 while both were 8% off (a whole
-    turn of the phase per step); the step-halving check then failed and a
-    RuntimeWarning was raised for p = 3e-4 and 1e-4.  The phase-step check
+    sums at step h and 2h agreed there to 2e-8 while both were 0.2% off (a
+    whole turn of the phase per step; see test_the_trap_the_phase_check_closes);
+    the step-halving check failed four times and a RuntimeWarning was raised
+    for p = 3e-4, 1e-4 and 3e-5.  The phase-step check
     flattens the parabola instead (warnings are errors in this suite)."""
     w = zipf_weights("lin", 0.5, 10_000)
     c = isf(p, w)
