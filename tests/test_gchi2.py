@@ -435,3 +435,43 @@ def test_the_trap_the_phase_check_closes():
     assert min(ph_coarse, ph_fine) > gchi2._MAX_PHASE_STEP            # the phase check is not
     flat, ph_flat = trapezoid(al / 2, 0.1)
     assert ph_flat < gchi2._MAX_PHASE_STEP and rel(flat, truth) < 1e-13
+
+
+def _lower_tail_parabola(c, w, shape):
+    """P(Q <= c) at 30 digits on the parabola s = s0 + (shape/|s0|) y^2 + i y
+    through s0 < 0 (adaptive mpmath quadrature; independent of egmlib's nodes)."""
+    with mp.workdps(30):
+        c = mp.mpf(c)
+        w = [mp.mpf(float(x)) for x in w]
+
+        def excess(s):
+            return sum(x / (1 - 2 * x * s) for x in w) - c - 1 / s
+
+        lo, hi = mp.mpf(-1), mp.mpf("-1e-30")
+        while excess(lo) > 0:
+            lo *= 2
+        for _ in range(150):
+            mid = (lo + hi) / 2
+            lo, hi = (lo, mid) if excess(mid) > 0 else (mid, hi)
+        s0 = (lo + hi) / 2
+        a = shape / abs(s0)
+
+        def integrand(y):
+            s = mp.mpc(s0 + a * y * y, y)
+            k = -sum(mp.log(1 - 2 * x * s) for x in w) / 2
+            return (mp.exp(k - s * c) / s * (1 - 2j * a * y)).real
+
+        y = 1 / abs(s0)
+        return -mp.quad(integrand, [0, y / 10, y, 3 * y, 10 * y, 30 * y, 100 * y, mp.inf]) / mp.pi
+
+
+@pytest.mark.parametrize("q", [1e-3, 1e-6])
+def test_lower_tail_of_very_skewed_weights(q):
+    """w_j ~ j^-4 (d = 30): the lower tail P(Q <= c) against a 30-digit
+    reference on two different parabolas (which agree to 1e-16 or better)."""
+    w = zipf_weights("sq", 2.0, 30)
+    c = isf(1.0 - q, w)
+    ref1 = _lower_tail_parabola(c, w, 1.0)
+    ref2 = _lower_tail_parabola(c, w, 0.3)
+    assert rel(ref1, ref2) < 1e-15
+    assert rel(cdf(c, w), ref1) < 1e-13
