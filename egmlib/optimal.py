@@ -36,7 +36,7 @@ from scipy import optimize, special
 from scipy.stats import norm
 
 from egmlib._validation import check_array, check_positive, check_real, warn_caller
-from egmlib.gchi2 import _MAX_PHASE_STEP, _phase_step, _strip
+from egmlib.gchi2 import _MAX_PHASE_STEP, _phase_step, _step_agrees, _strip
 from egmlib.gchi2 import isf as _gchi2_isf
 from egmlib.gchi2 import sf as _gchi2_sf
 from egmlib.privacy import analytic_sigma
@@ -243,10 +243,7 @@ def _discretise(W: _Weights, r: NDArray[np.float64], c: float, upper: bool, s0: 
         e = np.exp(kd - dl * c) * fac / ct.s * (1.0 if upper else -1.0)
         if not force and _phase_step(e) > _MAX_PHASE_STEP:
             return ct, False
-        fine, coarse = float(e.real.sum()), 2.0 * float(e.real[::2].sum())
-        pred = max(2.0 * math.exp(-2.0 * math.pi**2 / (2.0 * h) ** 2),
-                   math.exp(-2.0 * math.pi * 0.9 * strip / (2.0 * h)))
-        if fine > 0.0 and abs(fine - coarse) <= max(100.0 * pred, 1e-14) * fine:
+        if _step_agrees(float(e.real.sum()), 2.0 * float(e.real[::2].sum()), h, strip):
             return ct, True
         h *= 0.5
     return ct._replace(ok=False), True
