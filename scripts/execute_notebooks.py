@@ -57,6 +57,9 @@ def main(argv: list[str]) -> int:
     paths: list[Path] = []
     for t in targets:
         paths.extend(sorted(t.glob("*.ipynb")) if t.is_dir() else [t])
+    # The errata chapter reads the glued values stored in the other chapters,
+    # so it runs after them.
+    paths.sort(key=lambda p: p.stem == "errata")
     for p in paths:
         print(f"executing {p}", flush=True)
         execute(p)
