@@ -119,7 +119,7 @@ def test_numbers_are_glued(entry):
 
 
 def test_not_yet_matches_the_errata_chapter():
-    source = "".join("".join(c["source"]) for c in cells("chapters/errata.ipynb") if c["cell_type"] == "code")
+    source = "\n".join("".join(c["source"]) for c in cells("chapters/errata.ipynb") if c["cell_type"] == "code")
     match = re.search(r"^NOT_YET = (.*)$", source, re.M)
     assert match, "chapters/errata.ipynb defines no NOT_YET"
     listed = set() if match[1].strip() == "set()" else set(ast.literal_eval(match[1]))
