@@ -130,7 +130,7 @@ def main(argv: list[str]) -> int:
     print(f"{'chapter':<32}" + "".join(f"{c:>14}" for c in columns) + f"{'checks':>8}  file")
     for n in names:
         data = load(n)
-        counts = Counter(e.get("class") for e in data["checks"]) if data else Counter()
+        counts = Counter(e.get("class") for e in (data or {}).get("checks") or [])
         total.update(counts)
         status = "" if data else "missing"
         print(f"{n:<32}" + "".join(f"{counts[c]:>14}" for c in columns)

@@ -74,8 +74,9 @@ def test_entry(entry):
     assert entry["class"] in CLASSES, f"class {entry['class']!r} is not one of {sorted(CLASSES)}"
     assert entry["label"].startswith("err-")
     assert (ROOT / entry["chapter"]).exists()
-    toc = ROOT / "_toc.yml"
-    assert entry["chapter"].removesuffix(".ipynb") in toc.read_text(), f"{entry['chapter']} is not in _toc.yml"
+    name = entry["chapter"].removeprefix("chapters/").removesuffix(".ipynb")
+    assert entry["chapter"] == f"chapters/{name}.ipynb" and name in ev.toc_chapters(), \
+        f"{entry['chapter']} is not a chapter listed in _toc.yml"
 
 
 @pytest.mark.parametrize("entry", [
