@@ -54,6 +54,18 @@ def check_real(
     return x
 
 
+def check_int(name: str, value: object, *, low: int | None = None, high: int | None = None) -> int:
+    """Return ``value`` as a Python int in ``[low, high]`` (bools and floats are refused)."""
+    if isinstance(value, bool) or not isinstance(value, (numbers.Integral, np.integer)):
+        raise TypeError(f"{name} must be an integer, got {_describe(value)}")
+    k = int(value)
+    if (low is not None and k < low) or (high is not None and k > high):
+        lo = "-inf" if low is None else str(low)
+        hi = "inf" if high is None else str(high)
+        raise ValueError(f"{name} must be an integer in [{lo}, {hi}], got {_describe(value)}")
+    return k
+
+
 def check_positive(name: str, value: object) -> float:
     """A finite float > 0."""
     return check_real(name, value, low=0.0, low_open=True)
