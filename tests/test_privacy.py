@@ -431,3 +431,21 @@ def test_short_quadrature_rules_agree_with_the_16_point_rule() -> None:
             worst = max(worst, abs(P._profile(s, eps)[0] - ref) / ref)
     assert count > 500
     assert worst <= 1.5e-15
+
+
+def test_analytic_sigma_against_the_stored_50_digit_references() -> None:
+    """Every row of bench/reference_privacy.csv (mpmath, 50 digits, written by
+    bench/make_reference_privacy.py): within 1e-13 and never below sigma*."""
+    import csv
+
+    path = Path(__file__).resolve().parents[1] / "bench" / "reference_privacy.csv"
+    with path.open(newline="") as fh:
+        rows = list(csv.DictReader(fh))
+    assert len(rows) >= 60
+    worst = 0.0
+    for row in rows:
+        eps, d = float(row["epsilon"]), float(row["delta"])
+        err = _rel(analytic_sigma(eps, d), mp.mpf(row["sigma"]))
+        assert err >= 0.0, (eps, d, err)
+        worst = max(worst, err)
+    assert worst <= 1e-13
