@@ -26,6 +26,8 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from egmlib._validation import (
+    as_float_array,
+    overflow_guard,
     check_array,
     check_int,
     check_probability,
@@ -203,6 +205,7 @@ def _bad_row(name: str, start: int, rows: NDArray[np.intp]) -> ValueError:
 # Algorithm 1
 
 
+@overflow_guard
 def gaussian_mechanism(
     value: ArrayLike,
     sensitivity: float,
@@ -274,6 +277,7 @@ def gaussian_mechanism(
 # Algorithm 2
 
 
+@overflow_guard
 def elliptical_gaussian_mechanism(
     X: ArrayLike,
     lower: ArrayLike,
@@ -542,10 +546,7 @@ def _check_radius(radius: object) -> float:
 
 
 def _check_scaling_vector(value: ArrayLike, d: int) -> NDArray[np.float64]:
-    try:
-        b = np.asarray(value, dtype=np.float64)
-    except (TypeError, ValueError) as exc:
-        raise TypeError(f"scaling must be an array of real numbers, got {value!r}") from exc
+    b = as_float_array("scaling", value)
     if b.shape != (d,):
         raise ValueError(f"scaling must have shape ({d},) to match X, got {b.shape}")
     bad = np.isnan(b) | ~(b > 0)
@@ -554,6 +555,7 @@ def _check_scaling_vector(value: ArrayLike, d: int) -> NDArray[np.float64]:
     return b
 
 
+@overflow_guard
 def clipped_sum(
     X: ArrayLike,
     center: ArrayLike,
@@ -632,6 +634,7 @@ def clipped_sum(
 # Algorithm 3
 
 
+@overflow_guard(check_result=False)
 def plan_gaussian_data(
     sigmas: ArrayLike,
     *,
@@ -742,6 +745,7 @@ def _check_plan(
     return plan
 
 
+@overflow_guard(check_result=False)
 def gaussian_data_mechanism(
     X: ArrayLike,
     sigmas: ArrayLike,

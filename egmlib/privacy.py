@@ -61,7 +61,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy.special import erfc, erfcx, log_ndtr, ndtr
 
-from egmlib._validation import check_array, check_positive, check_probability, check_real
+from egmlib._validation import check_array, check_positive, check_probability, check_real, overflow_guard
 
 __all__ = ["classic_sigma", "gaussian_delta", "analytic_sigma"]
 
@@ -239,6 +239,7 @@ def _profile(
 # ---------------------------------------------------------------------------
 # Public functions
 # ---------------------------------------------------------------------------
+@overflow_guard
 def classic_sigma(epsilon: float, delta: float, sensitivity: float = 1.0) -> float:
     """Noise level of the classic Gaussian mechanism (Dwork and Roth, Theorem 3.22).
 
@@ -290,6 +291,7 @@ def classic_sigma(epsilon: float, delta: float, sensitivity: float = 1.0) -> flo
     return sens * math.sqrt(2.0 * math.log(1.25 / dlt)) / eps
 
 
+@overflow_guard
 def gaussian_delta(
     sigma: ArrayLike, epsilon: float, sensitivity: float = 1.0
 ) -> float | NDArray[np.float64]:
@@ -466,6 +468,7 @@ def _from_bits(n: int) -> float:
     return struct.unpack("<d", struct.pack("<q", n))[0]
 
 
+@overflow_guard
 def analytic_sigma(epsilon: float, delta: float, sensitivity: float = 1.0) -> float:
     """Smallest noise level of the Gaussian mechanism (Balle and Wang, Theorem 8).
 
@@ -547,9 +550,13 @@ def analytic_sigma(epsilon: float, delta: float, sensitivity: float = 1.0) -> fl
     target_margin = dlt * (1.0 - _PROFILE_RTOL)
     # The smallest accepted sigma has its lower neighbour just above the root
     # of delta(s) = target_margin: start the search one double above it.
-    sigma = math.nextafter(_solve_ratio(eps, target_margin) * sens, math.inf)
-    if not math.isfinite(sigma) or sigma <= 0.0:  # pragma: no cover - far outside any use
-        raise ValueError(f"no finite sigma found for epsilon={eps!r}, delta={dlt!r}")
+    ratio = _solve_ratio(eps, target_margin)
+    sigma = math.nextafter(ratio * sens, math.inf)
+    if not math.isfinite(sigma) or sigma >= 1e308:
+        raise ValueError(
+            f"sensitivity is too large: sigma = sensitivity * {ratio!r} overflows double precision; "
+            f"sensitivity must be below {1e308 / ratio:.3e} for epsilon={eps!r}, delta={dlt!r}, got {sens!r}"
+        )
     # Bracket the acceptance boundary by galloping over consecutive doubles
     # (positive doubles are ordered like their bit patterns), then bisect.
     _safe = _Acceptance(eps, sens, dlt)
