@@ -1379,7 +1379,15 @@ def expected_sq_norm_elliptical(log_f: LogGenerator, d: int, scale: float = 1.0)
     upper, lower = log_moment(dim + 2.0), log_moment(float(dim))
     if lower == math.inf:
         raise ValueError(f"the density f(||x||^2) is not integrable in d = {dim}")
-    return math.inf if upper == math.inf else s * s * math.exp(upper - lower)
+    if upper == math.inf:
+        return math.inf  # the second moment diverges
+    out = s * s * math.exp(upper - lower)  # math.exp raises OverflowError, named by the guard
+    if not math.isfinite(out):
+        raise ValueError(
+            f"scale too large in magnitude for expected_sq_norm_elliptical (scale={s!r}): the second "
+            "moment overflows double precision; rescale"
+        )
+    return out
 
 
 def _t_error_factor(nu: float, d: int, epsilon: float) -> float:
