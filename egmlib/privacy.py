@@ -31,7 +31,7 @@ The private function ``_profile``
 2. subtracts ``erfcx(x) - erfcx(y)`` directly when ``erfcx(y) <= 0.45 erfcx(x)``
    (at most one bit is lost; the test uses a cheap ``math``-only estimate of
    ``erfcx``), as ``erfc(x) - e^{-x^2} erfcx(y)`` when ``x < 0``;
-3. when ``x >= 2`` and ``y - x >= 1/4``, writes ``sqrt(pi) erfcx(t) = 1/(t +
+3. when ``x >= 2`` and ``y - x >= 1/10``, writes ``sqrt(pi) erfcx(t) = 1/(t +
    r(t))`` with the Laplace continued fraction ``r`` and subtracts
    ``(y - x) + r(y) - r(x)``, where ``|r(y) - r(x)| < (y - x)/8``: no
    cancellation, two continued fractions;
@@ -210,12 +210,12 @@ def _profile(
     if _erfcx_rough(y) <= 0.45 * _erfcx_rough(x):  # the subtraction loses at most one bit
         fy = float(erfcx(y))
         diff = e_u * (float(erfcx(x)) - fy) if x >= 0.0 else float(erfc(x)) - e_u * fy
-    elif x >= 2.0 and width >= 0.25 and rule is None:
+    elif x >= 2.0 and width >= 0.1 and rule is None:
         # both ends on the continued fraction: erfcx(x) - erfcx(y) =
         # (width + r(y) - r(x)) / (sqrt(pi) (x + r(x)) (y + r(y))); |r(y) - r(x)|
-        # < width / 8 and each r is good to about an ulp of 1/4, so the
-        # numerator keeps a relative error below 3e-16 (two evaluations of the
-        # continued fraction instead of up to sixteen)
+        # < width / 8 and each r (< 1/4) is good to about an ulp, so the
+        # numerator keeps a relative error below about 6e-16 for width >= 1/10
+        # (two evaluations of the continued fraction instead of up to sixteen)
         r_x = _cf_r(x)
         r_y = _cf_r(y)
         diff = e_u * ((width + (r_y - r_x)) / (_SQRT_PI * (x + r_x) * (y + r_y)))

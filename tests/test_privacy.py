@@ -387,7 +387,7 @@ def _branch(s: float, eps: float) -> str:
     width = 1.0 / (math.sqrt(2.0) * s)
     if P._erfcx_rough(mid + 0.5 * width) <= 0.45 * P._erfcx_rough(x):
         return "direct"
-    if x >= 2.0 and width >= 0.25:
+    if x >= 2.0 and width >= 0.1:
         return "two continued fractions"
     return f"{len(P._gl_rule(0.5 * width, mid)[0])}-point rule"
 
