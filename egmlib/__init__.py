@@ -18,11 +18,13 @@ from egmlib import bounds, elliptical, gchi2, mechanisms, optimal, privacy, scal
 from egmlib.bounds import bernstein_radius2, bernstein_t_max, theorem4_applies, theorem4_error_bound
 from egmlib.mechanisms import (
     EllipticalResult,
+    GaussianDataPlan,
     GaussianDataResult,
     clipped_sum,
     elliptical_gaussian_mechanism,
     gaussian_data_mechanism,
     gaussian_mechanism,
+    plan_gaussian_data,
 )
 from egmlib.privacy import analytic_sigma, classic_sigma, gaussian_delta
 from egmlib.scaling import clip_radius, egm_error, egm_scaling, gaussian_data_scaling, noise_error
@@ -44,5 +46,5 @@ __all__: list[str] = [
     "zipf_sigmas", "improvement_ratio",
     # mechanisms
     "gaussian_mechanism", "elliptical_gaussian_mechanism", "clipped_sum", "gaussian_data_mechanism",
-    "EllipticalResult", "GaussianDataResult",
+    "EllipticalResult", "GaussianDataResult", "GaussianDataPlan", "plan_gaussian_data",
 ]

@@ -20,7 +20,7 @@ import math
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from egmlib._validation import check_array, check_positive, check_real
+from egmlib._validation import check_array, check_positive, check_real, overflow_guard
 
 __all__ = [
     "bernstein_t_max",
@@ -43,6 +43,7 @@ def _check_n(n: object) -> float:
     return check_real("n", n, low=1.0)
 
 
+@overflow_guard
 def bernstein_t_max(sigmas: ArrayLike) -> float:
     """Largest ``t`` for which Lemma 4.2 holds.
 
@@ -81,6 +82,7 @@ def bernstein_t_max(sigmas: ArrayLike) -> float:
     return math.sqrt(2.0 * float(np.sum(r**4))) / 6.0
 
 
+@overflow_guard
 def bernstein_radius2(sigmas: ArrayLike, t: float) -> float:
     """Lemma 4.2: a level ``c`` with ``P(sum_j X_j^2 >= c) < exp(-t^2)``.
 
@@ -118,6 +120,7 @@ def bernstein_radius2(sigmas: ArrayLike, t: float) -> float:
     return top**2 * (tt * math.sqrt(8.0 * float(np.sum(r**4))) + float(np.sum(r**2)))
 
 
+@overflow_guard
 def theorem4_applies(sigmas: ArrayLike, n: float) -> bool:
     """Whether Theorem 4's condition ``ln n <= sum sigma^2 / (18 sigma_*^2)`` holds.
 
@@ -158,6 +161,7 @@ def theorem4_applies(sigmas: ArrayLike, n: float) -> bool:
     return bool(math.log(nn) <= float(np.sum(r**2)) / 18.0)
 
 
+@overflow_guard
 def theorem4_error_bound(sigmas: ArrayLike, n: float, sigma_opt: float) -> float:
     """Theorem 4: upper bound on the expected noise of Algorithm 3.
 

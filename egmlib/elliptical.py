@@ -48,7 +48,7 @@ from scipy import optimize
 from scipy.linalg import cho_factor, cho_solve
 from scipy.special import gammaln, kve
 
-from egmlib._validation import check_array, check_positive, check_real, check_rng
+from egmlib._validation import check_array, check_int, check_positive, check_real, check_rng, overflow_guard
 
 __all__ = [
     "LogGenerator",
@@ -274,7 +274,7 @@ def log_generator(family: str, d: int = 1, *, nu: float | None = None) -> LogGen
     >>> print(np.round(log_generator("laplace", d=2)(np.array([0.0, 1e6])), 4))
     [      inf -1417.615]
     """
-    if family not in _FAMILIES:
+    if not isinstance(family, str) or family not in _FAMILIES:
         raise ValueError(f"family must be one of {_FAMILIES}, got {family!r}")
     dim = _check_dimension(d)
     if family == "t":
@@ -407,6 +407,7 @@ def _tail_slope(evaluate: Callable[[NDArray[np.float64]], NDArray[np.float64]]) 
     return max(_limit(slope), 0.0)
 
 
+@overflow_guard(check_result=False)
 def tail_log_ratio(log_f: LogGenerator, *, sensitivity: float, sigma: float = 1.0) -> float:
     """The limit ``lim_{c -> inf} log f((c - a)^2) - log f(c^2)``, ``a = sensitivity / sigma``.
 
@@ -476,6 +477,7 @@ def tail_log_ratio(log_f: LogGenerator, *, sensitivity: float, sigma: float = 1.
     return math.inf if slope == math.inf else a * slope
 
 
+@overflow_guard(check_result=False)
 def epsilon_elliptical(
     log_f: LogGenerator,
     *,
@@ -574,9 +576,10 @@ def epsilon_elliptical(
     a = _check_shift(sensitivity, sigma)
     evaluate = _check_log_f(log_f)
     if tail_limit is not None:
-        tail_value = float(tail_limit)
-        if math.isnan(tail_value) or tail_value < 0.0:
-            raise ValueError(f"tail_limit must be in [0, inf], got {tail_limit!r}")
+        if isinstance(tail_limit, (float, np.floating)) and tail_limit == math.inf:
+            tail_value = math.inf
+        else:
+            tail_value = check_real("tail_limit", tail_limit, low=0.0)
     if a == 0.0:
         return 0.0
     at_zero = float(evaluate(np.zeros(1))[0])
@@ -618,6 +621,7 @@ def epsilon_elliptical(
     return max(best, tail_value)
 
 
+@overflow_guard
 def sigma_elliptical(log_f: LogGenerator, *, epsilon: float, sensitivity: float = 1.0) -> float:
     """Smallest noise scale ``sigma`` for which :func:`epsilon_elliptical` is ``<= epsilon``.
 
@@ -665,7 +669,13 @@ def sigma_elliptical(log_f: LogGenerator, *, epsilon: float, sensitivity: float 
     evaluate = _check_log_f(log_f)
 
     def excess(log_a: float) -> float:
-        value = epsilon_elliptical(evaluate, sensitivity=math.exp(log_a))
+        try:
+            value = epsilon_elliptical(evaluate, sensitivity=math.exp(log_a))
+        except (ValueError, OverflowError) as exc:
+            raise ValueError(
+                f"epsilon = {eps!r} is too large for this log_f: the noise scale needed is so small that "
+                "the privacy loss overflows double precision on the way; use a smaller epsilon"
+            ) from exc
         if value == 0.0:
             return -math.inf
         return math.log(value / eps) if value < math.inf else math.inf
@@ -687,6 +697,7 @@ def sigma_elliptical(log_f: LogGenerator, *, epsilon: float, sensitivity: float 
 # ---------------------------------------------------------------------------
 # Closed forms
 # ---------------------------------------------------------------------------
+@overflow_guard
 def epsilon_multivariate_t(nu: float, d: int, *, sensitivity: float, sigma: float = 1.0) -> float:
     """Pure-DP epsilon of multivariate t noise (Example 6 in closed form).
 
@@ -743,6 +754,7 @@ def epsilon_multivariate_t(nu: float, d: int, *, sensitivity: float, sigma: floa
     return (nu_value + dim) * math.asinh(a / (2.0 * math.sqrt(nu_value)))
 
 
+@overflow_guard
 def epsilon_knorm(*, sensitivity: float, sigma: float = 1.0) -> float:
     """Pure-DP epsilon of l2 K-norm noise, density ``propto exp(-||Sigma^{-1/2} x|| / sigma)`` (Example 4).
 
@@ -781,6 +793,7 @@ def epsilon_knorm(*, sensitivity: float, sigma: float = 1.0) -> float:
     return _check_shift(sensitivity, sigma)
 
 
+@overflow_guard(check_result=False)
 def epsilon_gaussian(*, sensitivity: float, sigma: float = 1.0) -> float:
     """Pure-DP epsilon of Gaussian noise ``N(0, sigma^2 Sigma)`` (Example 5): infinite.
 
@@ -818,6 +831,7 @@ def epsilon_gaussian(*, sensitivity: float, sigma: float = 1.0) -> float:
     return math.inf if _check_shift(sensitivity, sigma) > 0.0 else 0.0
 
 
+@overflow_guard(check_result=False)
 def epsilon_multivariate_laplace(d: int, *, sensitivity: float, sigma: float = 1.0) -> float:
     """Pure-DP epsilon of multivariate Laplace noise ``sigma Laplace(0, Sigma)`` (Example 3).
 
@@ -870,6 +884,7 @@ def epsilon_multivariate_laplace(d: int, *, sensitivity: float, sigma: float = 1
     return math.sqrt(2.0) * a if dim == 1 else math.inf
 
 
+@overflow_guard
 def sigma_multivariate_t(epsilon: float, nu: float, d: int, *, sensitivity: float = 1.0) -> float:
     """Noise scale of multivariate t noise that gives exactly ``epsilon``-DP.
 
@@ -914,6 +929,7 @@ def sigma_multivariate_t(epsilon: float, nu: float, d: int, *, sensitivity: floa
     return sens / (2.0 * math.sqrt(nu_value) * math.sinh(eps / (nu_value + dim)))
 
 
+@overflow_guard
 def sigma_knorm(epsilon: float, *, sensitivity: float = 1.0) -> float:
     """Noise scale of l2 K-norm noise that gives exactly ``epsilon``-DP: ``Delta / epsilon``.
 
@@ -968,6 +984,7 @@ def _cholesky(mat: NDArray[np.float64]) -> tuple[NDArray[np.float64], bool]:
         raise ValueError("cov must be positive definite") from exc
 
 
+@overflow_guard
 def mahalanobis_norm(vectors: ArrayLike, cov: ArrayLike) -> float | NDArray[np.float64]:
     """Mahalanobis (Cameron-Martin) norm ``||Sigma^{-1/2} v||_2 = sqrt(v^T Sigma^-1 v)``.
 
@@ -1035,6 +1052,7 @@ class RatioMaximum:
     best_random: float
 
 
+@overflow_guard
 def max_log_density_ratio(
     log_f: LogGenerator,
     mean1: ArrayLike,
@@ -1119,8 +1137,8 @@ def max_log_density_ratio(
     mat = _check_cov(cov, d)
     sig = check_positive("sigma", sigma)
     generator = check_rng("rng", rng)
-    n_rand = _check_size(n_random)
-    n_opt = _check_size(n_starts)
+    n_rand = check_int("n_random", n_random, low=1)
+    n_opt = check_int("n_starts", n_starts, low=1)
     if n_rand < 1 or n_opt < 1:
         raise ValueError(f"n_random and n_starts must be >= 1, got {n_rand} and {n_opt}")
     box = check_positive("radius", radius)
@@ -1190,6 +1208,7 @@ def max_log_density_ratio(
 # ---------------------------------------------------------------------------
 # Error of the noise, the best t, and samplers
 # ---------------------------------------------------------------------------
+@overflow_guard(check_result=False)
 def expected_sq_norm_t(nu: float, d: int, scale: float = 1.0) -> float:
     """``E||scale X||^2`` for ``X ~ t_nu^d(0, I)``: ``d nu / (nu - 2) scale^2``.
 
@@ -1231,9 +1250,20 @@ def expected_sq_norm_t(nu: float, d: int, scale: float = 1.0) -> float:
     nu_value = check_positive("nu", nu)
     dim = _check_dimension(d)
     s = check_positive("scale", scale)
-    return dim * nu_value / (nu_value - 2.0) * s * s if nu_value > 2.0 else math.inf
+    if nu_value <= 2.0:
+        return math.inf  # the second moment diverges
+    out = dim * nu_value / (nu_value - 2.0) * s * s
+    if not math.isfinite(out):  # dim * nu overflows for huge nu: same value, other order
+        out = dim * (s * s) / (1.0 - 2.0 / nu_value)
+    if not math.isfinite(out):
+        raise ValueError(
+            f"scale too large in magnitude for expected_sq_norm_t (scale={s!r}, nu={nu_value!r}, d={dim}): "
+            "the second moment d scale^2 nu / (nu - 2) overflows double precision; rescale"
+        )
+    return out
 
 
+@overflow_guard
 def expected_sq_norm_knorm(d: int, scale: float = 1.0) -> float:
     """``E||X||^2`` for the l2 K-norm density ``propto exp(-||x|| / scale)`` on ``R^d``.
 
@@ -1276,6 +1306,7 @@ def expected_sq_norm_knorm(d: int, scale: float = 1.0) -> float:
     return dim * (dim + 1.0) * s * s
 
 
+@overflow_guard(check_result=False)
 def expected_sq_norm_elliptical(log_f: LogGenerator, d: int, scale: float = 1.0) -> float:
     """``E||scale X||^2`` for ``X`` with density ``propto f(||x||^2)`` on ``R^d``, by quadrature.
 
@@ -1348,7 +1379,15 @@ def expected_sq_norm_elliptical(log_f: LogGenerator, d: int, scale: float = 1.0)
     upper, lower = log_moment(dim + 2.0), log_moment(float(dim))
     if lower == math.inf:
         raise ValueError(f"the density f(||x||^2) is not integrable in d = {dim}")
-    return math.inf if upper == math.inf else s * s * math.exp(upper - lower)
+    if upper == math.inf:
+        return math.inf  # the second moment diverges
+    out = s * s * math.exp(upper - lower)  # math.exp raises OverflowError, named by the guard
+    if not math.isfinite(out):
+        raise ValueError(
+            f"scale too large in magnitude for expected_sq_norm_elliptical (scale={s!r}): the second "
+            "moment overflows double precision; rescale"
+        )
+    return out
 
 
 def _t_error_factor(nu: float, d: int, epsilon: float) -> float:
@@ -1356,6 +1395,7 @@ def _t_error_factor(nu: float, d: int, epsilon: float) -> float:
     return d / (4.0 * (nu - 2.0) * math.sinh(epsilon / (nu + d)) ** 2)
 
 
+@overflow_guard
 def optimal_t_nu(epsilon: float, d: int) -> float:
     """Degrees of freedom of the t noise with the least squared error at ``epsilon``-DP.
 
@@ -1410,6 +1450,7 @@ def optimal_t_nu(epsilon: float, d: int) -> float:
     return 2.0 + math.exp(res.x)
 
 
+@overflow_guard
 def sample_multivariate_t(
     nu: float, d: int, size: int, *, scale: float = 1.0, rng: np.random.Generator
 ) -> NDArray[np.float64]:
@@ -1465,6 +1506,7 @@ def sample_multivariate_t(
     return s * z / np.sqrt(w / nu_value)
 
 
+@overflow_guard
 def sample_knorm(d: int, size: int, *, scale: float = 1.0, rng: np.random.Generator) -> NDArray[np.float64]:
     """Draw from the l2 K-norm density ``propto exp(-||x|| / scale)`` on ``R^d``.
 

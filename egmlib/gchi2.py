@@ -25,7 +25,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy import special
 
-from ._validation import check_array, warn_caller
+from ._validation import as_float_array, check_array, overflow_guard, warn_caller
 
 __all__ = ["sf", "cdf", "isf"]
 
@@ -582,10 +582,7 @@ def _isf_norm(P: _Pair, p: float) -> float:
 # public API
 # --------------------------------------------------------------------------
 def _as_c(c: ArrayLike) -> NDArray[np.float64]:
-    try:
-        arr = np.asarray(c, dtype=np.float64)
-    except (TypeError, ValueError) as exc:
-        raise TypeError(f"c must be real numbers, got {c!r}") from exc
+    arr = as_float_array("c", c)
     if np.any(np.isnan(arr)):
         raise ValueError(f"c must not contain NaN (any real value or +-inf is accepted), got {c!r}")
     return arr
@@ -609,6 +606,7 @@ def _tails(c: ArrayLike, weights: ArrayLike) -> tuple[NDArray[np.float64], NDArr
     return s_out.reshape(carr.shape), f_out.reshape(carr.shape), carr.ndim == 0
 
 
+@overflow_guard
 def sf(c: ArrayLike, weights: ArrayLike) -> float | NDArray[np.float64]:
     """Survival function P(Q > c) of Q = sum_j w_j Z_j**2, Z_j iid N(0, 1).
 
@@ -727,6 +725,7 @@ def sf(c: ArrayLike, weights: ArrayLike) -> float | NDArray[np.float64]:
     return float(s) if scalar else s
 
 
+@overflow_guard
 def cdf(c: ArrayLike, weights: ArrayLike) -> float | NDArray[np.float64]:
     """Cumulative distribution function P(Q <= c) of Q = sum_j w_j Z_j**2.
 
@@ -768,6 +767,7 @@ def cdf(c: ArrayLike, weights: ArrayLike) -> float | NDArray[np.float64]:
     return float(f) if scalar else f
 
 
+@overflow_guard
 def isf(p: ArrayLike, weights: ArrayLike) -> float | NDArray[np.float64]:
     """Upper-tail quantile: the c with P(Q > c) = p, Q = sum_j w_j Z_j**2.
 
@@ -810,10 +810,7 @@ def isf(p: ArrayLike, weights: ArrayLike) -> float | NDArray[np.float64]:
     >>> print(f"{isf(1e-12, [1.0, 0.1, 0.01]):.6f}")
     50.959653
     """
-    try:
-        parr = np.asarray(p, dtype=np.float64)
-    except (TypeError, ValueError) as exc:
-        raise TypeError(f"p must be real numbers, got {p!r}") from exc
+    parr = as_float_array("p", p)
     bad = ~((parr > 0.0) & (parr <= 1.0))
     if np.any(bad):
         raise ValueError(f"p must be in (0, 1], got {parr[bad].ravel()[0]!r}")

@@ -20,13 +20,16 @@ an exception is itself an output that depends on the data.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from egmlib._validation import (
+    as_float_array,
+    overflow_guard,
     check_array,
+    check_int,
     check_probability,
     check_real,
     check_rng,
@@ -37,10 +40,12 @@ from egmlib.scaling import clip_radius, egm_scaling, gaussian_data_scaling
 __all__ = [
     "EllipticalResult",
     "GaussianDataResult",
+    "GaussianDataPlan",
     "gaussian_mechanism",
     "elliptical_gaussian_mechanism",
     "clipped_sum",
     "gaussian_data_mechanism",
+    "plan_gaussian_data",
 ]
 
 #: Number of float64 elements in one work block (rows per block = this // d).
@@ -123,6 +128,52 @@ class GaussianDataResult:
     clip_probability: float
 
 
+#: Marks plans made by :func:`plan_gaussian_data` (a hand-built plan is refused).
+_PLAN_TOKEN = object()
+
+
+@dataclass(frozen=True)
+class GaussianDataPlan:
+    """The public, data-independent part of :func:`gaussian_data_mechanism`.
+
+    Made by :func:`plan_gaussian_data`; pass it as ``plan=`` to run the
+    mechanism on many data sets with the same sigmas, size and privacy
+    parameters without recomputing the clipping radius (a generalized
+    chi-square quantile) and ``sigma_opt`` every time.
+
+    Attributes
+    ----------
+    sigmas : numpy.ndarray, shape (d,)
+        The public standard deviations (read-only copy).
+    n : int
+        Number of rows the plan was made for.
+    epsilon, delta : float
+        Privacy parameters.
+    clip_probability : float
+        Clipping probability ``p`` (``1 / n`` unless given).
+    scaling : numpy.ndarray, shape (d,)
+        The scaling vector ``b`` of Lemma 4.1.
+    radius : float
+        Clipping radius ``C`` in the scaled space.
+    sigma_opt : float
+        Noise multiplier for sensitivity 1 (analytic calibration).
+    noise_std : numpy.ndarray, shape (d,)
+        Standard deviation of the noise in each original coordinate,
+        ``2 C sigma_opt / b_j``.
+    """
+
+    sigmas: NDArray[np.float64]
+    n: int
+    epsilon: float
+    delta: float
+    clip_probability: float
+    scaling: NDArray[np.float64]
+    radius: float
+    sigma_opt: float
+    noise_std: NDArray[np.float64]
+    _token: object = field(default=None, repr=False, compare=False)
+
+
 # ----------------------------------------------------------------------------------
 # validation of data arrays
 
@@ -154,6 +205,7 @@ def _bad_row(name: str, start: int, rows: NDArray[np.intp]) -> ValueError:
 # Algorithm 1
 
 
+@overflow_guard
 def gaussian_mechanism(
     value: ArrayLike,
     sensitivity: float,
@@ -225,6 +277,7 @@ def gaussian_mechanism(
 # Algorithm 2
 
 
+@overflow_guard
 def elliptical_gaussian_mechanism(
     X: ArrayLike,
     lower: ArrayLike,
@@ -493,10 +546,7 @@ def _check_radius(radius: object) -> float:
 
 
 def _check_scaling_vector(value: ArrayLike, d: int) -> NDArray[np.float64]:
-    try:
-        b = np.asarray(value, dtype=np.float64)
-    except (TypeError, ValueError) as exc:
-        raise TypeError(f"scaling must be an array of real numbers, got {value!r}") from exc
+    b = as_float_array("scaling", value)
     if b.shape != (d,):
         raise ValueError(f"scaling must have shape ({d},) to match X, got {b.shape}")
     bad = np.isnan(b) | ~(b > 0)
@@ -505,6 +555,7 @@ def _check_scaling_vector(value: ArrayLike, d: int) -> NDArray[np.float64]:
     return b
 
 
+@overflow_guard
 def clipped_sum(
     X: ArrayLike,
     center: ArrayLike,
@@ -583,6 +634,118 @@ def clipped_sum(
 # Algorithm 3
 
 
+@overflow_guard(check_result=False)
+def plan_gaussian_data(
+    sigmas: ArrayLike,
+    *,
+    n: int,
+    epsilon: float,
+    delta: float,
+    clip_probability: float | None = None,
+) -> GaussianDataPlan:
+    """Precompute the data-independent part of :func:`gaussian_data_mechanism`.
+
+    Parameters
+    ----------
+    sigmas : array_like, shape (d,)
+        Public standard deviations ``>= 0``, at least one positive.
+    n : int
+        Number of rows of the data sets the plan will be used on, ``>= 1``.
+    epsilon, delta : float
+        Privacy parameters (as for :func:`egmlib.privacy.analytic_sigma`).
+    clip_probability : float, optional
+        Probability ``p`` in ``(0, 1]`` that a row drawn from the model is
+        clipped; default ``1 / n``.
+
+    Returns
+    -------
+    GaussianDataPlan
+        ``b``, ``C``, ``sigma_opt``, ``p`` and the noise standard deviations,
+        exactly as :func:`gaussian_data_mechanism` computes them.
+
+    Raises
+    ------
+    ValueError
+        On invalid parameters (the message names the parameter).
+    TypeError
+        If a parameter has the wrong type.
+
+    Examples
+    --------
+    >>> plan = plan_gaussian_data([4.0, 1.0], n=10_000, epsilon=1.0, delta=1e-6)
+    >>> print(round(plan.radius, 4), plan.clip_probability)
+    3.5131 0.0001
+    >>> rng = np.random.default_rng(3)
+    >>> X = rng.normal(0.0, [4.0, 1.0], size=(10_000, 2))
+    >>> res = gaussian_data_mechanism(X, [4.0, 1.0], [0.0, 0.0], epsilon=1.0, delta=1e-6, rng=rng, plan=plan)
+    >>> print(res.radius == plan.radius)
+    True
+    """
+    rows = check_int("n", n, low=1)
+    sig = check_array("sigmas", sigmas, nonnegative=True)
+    if clip_probability is None:
+        p = 1.0 / rows
+    else:
+        p = check_probability("clip_probability", clip_probability, include_one=True)
+    sigma_opt = float(analytic_sigma(epsilon, delta, 1.0))
+    eps = float(epsilon)
+    dlt = float(delta)
+    b = gaussian_data_scaling(sig)
+    radius = float(clip_radius(sig, b, p))
+    # 2 C sigma_opt / b_j = 2 C sigma_opt sqrt(sigma_j sum(sigma)), 0 where sigma_j = 0
+    noise_std = 2.0 * radius * sigma_opt * np.sqrt(sig) * math.sqrt(float(sig.sum()))
+    if not np.all(np.isfinite(noise_std)):
+        raise ValueError(
+            "sigmas are too large: the noise standard deviation overflows; rescale the data and sigmas "
+            "(sigma_j * sum(sigmas) must stay below about 1e300)"
+        )
+    return GaussianDataPlan(
+        sigmas=_frozen(sig.copy()),
+        n=rows,
+        epsilon=eps,
+        delta=dlt,
+        clip_probability=p,
+        scaling=_frozen(b),
+        radius=radius,
+        sigma_opt=sigma_opt,
+        noise_std=_frozen(noise_std),
+        _token=_PLAN_TOKEN,
+    )
+
+
+def _check_plan(
+    plan: object, sigmas: ArrayLike, n: int, d: int, epsilon: float, delta: float, clip_probability: float | None
+) -> GaussianDataPlan:
+    """``plan`` if it was made by :func:`plan_gaussian_data` for exactly this call."""
+    if not isinstance(plan, GaussianDataPlan):
+        raise TypeError(f"plan must be a GaussianDataPlan made by plan_gaussian_data, got {type(plan).__name__}")
+    if plan._token is not _PLAN_TOKEN:
+        raise ValueError("plan must be made by plan_gaussian_data, not constructed by hand")
+    sig = _vector("sigmas", sigmas, d, nonnegative=True)
+    if plan.sigmas.shape != sig.shape or not np.array_equal(plan.sigmas, sig):
+        raise ValueError("plan does not match the call: it was made for different sigmas")
+    eps = check_real("epsilon", epsilon)
+    dlt = check_real("delta", delta)
+    if eps != plan.epsilon or dlt != plan.delta:
+        raise ValueError(
+            f"plan does not match the call: it was made for epsilon={plan.epsilon!r}, delta={plan.delta!r}, "
+            f"got epsilon={eps!r}, delta={dlt!r}"
+        )
+    if clip_probability is None:
+        if n != plan.n or plan.clip_probability != 1.0 / n:
+            raise ValueError(
+                f"plan does not match the call: it was made for n={plan.n} rows with clip_probability="
+                f"{plan.clip_probability!r}, X has {n} rows and clip_probability defaults to 1/n"
+            )
+    elif check_probability("clip_probability", clip_probability, include_one=True) != plan.clip_probability:
+        raise ValueError(
+            f"plan does not match the call: it was made for clip_probability={plan.clip_probability!r}, "
+            f"got {clip_probability!r}"
+        )
+    return plan
+
+
+@overflow_guard(check_result=False)
 def gaussian_data_mechanism(
     X: ArrayLike,
     sigmas: ArrayLike,
@@ -592,6 +755,7 @@ def gaussian_data_mechanism(
     delta: float,
     clip_probability: float | None = None,
     rng: np.random.Generator,
+    plan: GaussianDataPlan | None = None,
 ) -> GaussianDataResult:
     """Private row sum of Gaussian data (Algorithm 3 with the scaling of Lemma 4.1).
 
@@ -613,6 +777,11 @@ def gaussian_data_mechanism(
         clipped; default ``1 / n``.
     rng : numpy.random.Generator
         Source of the noise (keyword-only).
+    plan : GaussianDataPlan, optional
+        The result of :func:`plan_gaussian_data` for these ``sigmas``,
+        ``epsilon``, ``delta`` and clipping probability (keyword-only): the
+        radius and ``sigma_opt`` are then taken from it instead of being
+        recomputed.  The result is the same as without a plan.
 
     Returns
     -------
@@ -624,9 +793,12 @@ def gaussian_data_mechanism(
     Raises
     ------
     ValueError
-        On invalid parameters or non-finite data.
+        On invalid parameters or non-finite data; if ``plan`` was made for
+        other sigmas, ``epsilon``, ``delta``, or another clipping probability
+        (``1 / n`` when not given), or not by :func:`plan_gaussian_data`.
     TypeError
-        If ``X`` is not real or ``rng`` is not a Generator.
+        If ``X`` is not real, ``rng`` is not a Generator or ``plan`` is not a
+        :class:`GaussianDataPlan`.
 
     Notes
     -----
@@ -653,28 +825,22 @@ def gaussian_data_mechanism(
     """
     data = _as_data(X)
     n, d = data.shape
-    sig = _vector("sigmas", sigmas, d, nonnegative=True)
-    c = _vector("center", center, d)
-    if clip_probability is None:
-        p = 1.0 / n
+    if plan is None:
+        sig = _vector("sigmas", sigmas, d, nonnegative=True)
+        plan = plan_gaussian_data(sig, n=n, epsilon=epsilon, delta=delta, clip_probability=clip_probability)
     else:
-        p = check_probability("clip_probability", clip_probability, include_one=True)
-    sigma_opt = float(analytic_sigma(epsilon, delta, 1.0))
+        plan = _check_plan(plan, sigmas, n, d, epsilon, delta, clip_probability)
+    c = _vector("center", center, d)
     check_rng("rng", rng)
-    b = gaussian_data_scaling(sig)
-    radius = float(clip_radius(sig, b, p))
 
-    total, k = _clip_sum(data, c, b, radius)
-
-    # 2 C sigma_opt / b_j = 2 C sigma_opt sqrt(sigma_j sum(sigma)), 0 where sigma_j = 0
-    noise_std = 2.0 * radius * sigma_opt * np.sqrt(sig) * math.sqrt(float(sig.sum()))
-    estimate = total + noise_std * rng.standard_normal(d)
+    total, k = _clip_sum(data, c, plan.scaling, plan.radius)
+    estimate = total + plan.noise_std * rng.standard_normal(d)
     return GaussianDataResult(
         estimate=_frozen(estimate),
-        radius=radius,
-        noise_std=_frozen(noise_std),
+        radius=plan.radius,
+        noise_std=plan.noise_std,
         n_clipped=k,
-        scaling=_frozen(b),
-        sigma_opt=sigma_opt,
-        clip_probability=p,
+        scaling=plan.scaling,
+        sigma_opt=plan.sigma_opt,
+        clip_probability=plan.clip_probability,
     )

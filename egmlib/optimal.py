@@ -35,7 +35,7 @@ from numpy.typing import ArrayLike, NDArray
 from scipy import optimize, special
 from scipy.stats import norm
 
-from egmlib._validation import check_array, check_positive, check_real, warn_caller
+from egmlib._validation import check_array, check_positive, check_real, warn_caller, overflow_guard
 from egmlib.gchi2 import _MAX_PHASE_STEP, _phase_step, _step_agrees, _strip
 from egmlib.gchi2 import isf as _gchi2_isf
 from egmlib.gchi2 import sf as _gchi2_sf
@@ -412,6 +412,7 @@ def _count(name: str, value: object) -> float:
 # --------------------------------------------------------------------------
 # 1. the gradient of the quantile
 # --------------------------------------------------------------------------
+@overflow_guard
 def isf_gradient(p: float, weights: ArrayLike) -> tuple[float, NDArray[np.float64]]:
     """Upper quantile of ``Q = sum_j w_j Z_j^2`` and its gradient in the weights.
 
@@ -471,6 +472,11 @@ def isf_gradient(p: float, weights: ArrayLike) -> tuple[float, NDArray[np.float6
     if not np.any(arr > 0):
         raise ValueError("weights must contain at least one value > 0, got all zeros")
     c = float(_gchi2_isf(pp, arr))
+    if not math.isfinite(c):
+        raise ValueError(
+            f"weights too large in magnitude for isf_gradient (max {float(arr.max())!r}): the quantile "
+            "overflows double precision; rescale the weights (the quantile is proportional to their scale)"
+        )
     W = _weights(arr)
     cn = c / W.scale
     ct = _build(W, cn)
@@ -517,6 +523,7 @@ class OptimalScaling:
     evaluations: int
 
 
+@overflow_guard(check_result=False)
 def optimal_scaling(sigmas: ArrayLike, p: float) -> OptimalScaling:
     """The scaling that minimises the exact noise of Algorithm 3 at clip probability ``p``.
 
@@ -624,6 +631,7 @@ def optimal_scaling(sigmas: ArrayLike, p: float) -> OptimalScaling:
 # --------------------------------------------------------------------------
 # 3. box clipping + the Elliptical Gaussian Mechanism
 # --------------------------------------------------------------------------
+@overflow_guard
 def box_half_width(d: int, p: float) -> float:
     """Half-width ``k`` (in standard deviations) of a box that clips a row with probability ``p``.
 
@@ -669,6 +677,7 @@ def box_half_width(d: int, p: float) -> float:
     return float(norm.isf(0.5 * tail))
 
 
+@overflow_guard
 def box_egm_error(sigmas: ArrayLike, p: float, sigma_opt: float) -> float:
     """Expected squared noise of box clipping at ``mu +- k sigma`` followed by Algorithm 2.
 
@@ -735,6 +744,7 @@ def _clip_error_at_radius(sig: NDArray[np.float64], b: NDArray[np.float64],
     return value, slope / root
 
 
+@overflow_guard
 def clipping_error(sigmas: ArrayLike, scaling: ArrayLike, p: float) -> float:
     """Clipping error of one row of Algorithm 3: ``E||b^-1 (clip_C(x~) - x~)||^2``.
 
@@ -794,6 +804,7 @@ def clipping_error(sigmas: ArrayLike, scaling: ArrayLike, p: float) -> float:
     return _clip_error_at_radius(sig, b, radius)[0]
 
 
+@overflow_guard
 def total_error(sigmas: ArrayLike, scaling: ArrayLike, p: float, n: float, sigma_opt: float) -> float:
     """Noise plus clipping error of Algorithm 3 with ``n`` rows and the exact centre.
 
@@ -870,6 +881,7 @@ class ClipOptimum:
     total_error: float
 
 
+@overflow_guard
 def optimal_clip_probability(sigmas: ArrayLike, scaling: ArrayLike, n: float, sigma_opt: float) -> ClipOptimum:
     """Clipping probability that minimises noise plus clipping error of Algorithm 3.
 
@@ -950,6 +962,7 @@ def optimal_clip_probability(sigmas: ArrayLike, scaling: ArrayLike, n: float, si
 # --------------------------------------------------------------------------
 # 5. a private centre
 # --------------------------------------------------------------------------
+@overflow_guard
 def two_stage_error(
     sigmas: ArrayLike,
     n: float,
@@ -1037,6 +1050,11 @@ def two_stage_error(
     widths = 2.0 * half * sig
     nu2 = sigma1**2 * widths * float(widths.sum())
     eff = np.sqrt(sig**2 * (1.0 - 1.0 / nn) + nu2 / nn**2)
+    if not np.all(np.isfinite(eff)):
+        raise ValueError(
+            "public_range and sigmas are too large: the first-stage noise overflows double precision; "
+            f"rescale them (public_range={rng_!r})"
+        )
     b = gaussian_data_scaling(eff) if scaled else np.ones(eff.shape)
     radius = float(clip_radius(eff, b, 1.0 / nn))
     noise = (2.0 * radius * sigma2) ** 2 * float(np.sum(1.0 / b**2))

@@ -28,14 +28,20 @@ The private function ``_profile``
 1. computes ``u`` in double-double arithmetic (Dekker's error-free product),
    so that ``e^{-u^2/2}`` is correct to a few ulps: in plain arithmetic the
    rounding error of ``u`` would be amplified by ``u^2``;
-2. subtracts ``erfcx(x) - erfcx(y)`` directly when ``erfcx(y) <= erfcx(x) / 2``
-   (at most one bit is lost), as ``erfc(x) - e^{-x^2} erfcx(y)`` when ``x < 0``;
-3. otherwise integrates the positive function ``g`` over ``[x, y]`` with a
-   16-point Gauss-Legendre rule (``g`` is analytic near the interval, which
-   is short relative to its distance from the region where ``erfcx`` grows,
-   so the rule converges geometrically and reaches rounding level); ``g``
-   is evaluated directly for ``t < 2`` and beyond through the Laplace
-   continued fraction of ``erfcx``, where the direct form would cancel.
+2. subtracts ``erfcx(x) - erfcx(y)`` directly when ``erfcx(y) <= 0.45 erfcx(x)``
+   (at most one bit is lost; the test uses a cheap ``math``-only estimate of
+   ``erfcx``), as ``erfc(x) - e^{-x^2} erfcx(y)`` when ``x < 0``;
+3. when ``x >= 2`` and ``y - x >= 1/10``, writes ``sqrt(pi) erfcx(t) = 1/(t +
+   r(t))`` with the Laplace continued fraction ``r`` and subtracts
+   ``(y - x) + r(y) - r(x)``, where ``|r(y) - r(x)| < (y - x)/8``: no
+   cancellation, two continued fractions;
+4. otherwise integrates the positive function ``g`` over ``[x, y]`` with a
+   Gauss-Legendre rule (``g`` is analytic near the interval, which is short
+   relative to its distance from the region where ``erfcx`` grows, so the
+   rule converges geometrically and reaches rounding level); 16 points in
+   general, 8, 4 or 2 on intervals short relative to ``max(|mid|, 1)``
+   (``_gl_rule``); ``g`` is evaluated directly for ``t < 2`` and beyond
+   through the continued fraction, where the direct form would cancel.
 
 Against a 60-digit mpmath evaluation the relative error stayed below
 ``1.6e-15`` in every check we ran (thousands of points with ``epsilon`` in
@@ -55,17 +61,24 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy.special import erfc, erfcx, log_ndtr, ndtr
 
-from egmlib._validation import check_array, check_positive, check_probability, check_real
+from egmlib._validation import check_array, check_positive, check_probability, check_real, overflow_guard
 
 __all__ = ["classic_sigma", "gaussian_delta", "analytic_sigma"]
 
 _SQRT2 = math.sqrt(2.0)
 _SQRT_2PI = math.sqrt(2.0 * math.pi)
 _TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
+_SQRT_PI = math.sqrt(math.pi)
 _VELTKAMP = 134217729.0  # 2**27 + 1: splits a double into two 26-bit halves
-_GL_NODES, _GL_WEIGHTS = np.polynomial.legendre.leggauss(16)
-_GL_NODES_LIST = [float(z) for z in _GL_NODES]
-_GL_WEIGHTS_LIST = [float(w) for w in _GL_WEIGHTS]
+# Gauss-Legendre rules with 2, 4, 8 and 16 points, and the largest relative
+# half-width q = h / max(|mid|, 1) of the interval for which each is used
+# (see _gl_rule).
+_GL_RULES = [
+    (q_max, [float(z) for z in nodes], [float(w) for w in weights])
+    for q_max, (nodes, weights) in zip(
+        (2.5e-5, 1.5e-3, 2.5e-2, math.inf), (np.polynomial.legendre.leggauss(n) for n in (2, 4, 8, 16))
+    )
+]
 
 # Bound on the relative error of _profile (measured maximum 1.6e-15; see the
 # module docstring).  analytic_sigma's safety argument rests on it.
@@ -110,17 +123,25 @@ def _u_double(s: float, eps: float) -> tuple[float, float]:
     return u_hi, lo - (u_hi - hi)
 
 
+def _cf_r(t: float) -> float:
+    """The Laplace continued fraction ``r(t)`` with ``sqrt(pi) erfcx(t) = 1 / (t + r)``, ``t >= 2``.
+
+    ``r = (1/2)/(t + 1/(t + (3/2)/(t + 2/(t + ...))))``, evaluated backwards;
+    this depth leaves a truncation error below 1e-17 for every ``t >= 2``.
+    """
+    r = 0.0
+    for k in range(int(min(90.0, 320.0 / (t * t) + 12.0)), 0, -1):
+        r = 0.5 * k / (t + r)
+    return r
+
+
 def _g(t: float) -> float:
     """``g(t) = -erfcx'(t) = 2/sqrt(pi) - 2 t erfcx(t) > 0``, to a few ulps."""
     if t < 2.0:
         return _TWO_OVER_SQRT_PI - 2.0 * t * float(erfcx(t))
-    # sqrt(pi) t erfcx(t) = t / (t + r) with the Laplace continued fraction
-    # r = (1/2)/(t + 1/(t + (3/2)/(t + 2/(t + ...)))), hence
-    # g = (2/sqrt(pi)) r / (t + r) without cancellation.  This depth leaves a
-    # truncation error below 1e-17 for every t >= 2.
-    r = 0.0
-    for k in range(int(min(90.0, 320.0 / (t * t) + 12.0)), 0, -1):
-        r = 0.5 * k / (t + r)
+    # sqrt(pi) t erfcx(t) = t / (t + r), hence g = (2/sqrt(pi)) r / (t + r)
+    # without cancellation.
+    r = _cf_r(t)
     return _TWO_OVER_SQRT_PI * r / (t + r)
 
 
@@ -132,11 +153,43 @@ def _profile_plain(s: float, eps: float) -> float:
     return min(max(delta, 0.0), 1.0)
 
 
-def _profile(s: float, eps: float) -> tuple[float, float]:
+def _erfcx_rough(t: float) -> float:
+    """``erfcx(t)`` to about ``1e-13`` relative, from ``math`` only: for branch decisions."""
+    if t < -26.0:
+        return math.inf
+    if t < 25.0:
+        return math.exp(t * t) * math.erfc(t)
+    return (1.0 - 0.5 / (t * t)) / (math.sqrt(math.pi) * t)
+
+
+def _gl_rule(half: float, mid: float) -> tuple[list[float], list[float]]:
+    """The Gauss-Legendre rule for ``int g`` over ``[mid - half, mid + half]``.
+
+    ``g`` is entire and varies on the scale ``max(|t|, 1)``, so the ``n``-point
+    rule's relative error behaves like ``c_n q^(2n)`` with ``q = half /
+    max(|mid|, 1)``; the thresholds of ``_GL_RULES`` keep it below ``1e-18``
+    with a wide margin (``tests/test_privacy.py`` compares every rule with the
+    16-point rule on a dense grid of the calibration domain).
+    """
+    if 0.5 < mid + half and mid - half < 2.0:
+        # g = 2/sqrt(pi) - 2 t erfcx(t) cancels here (by up to 2 t^2 + 1): only
+        # the 16-point rule averages the rounding errors of g down to ~1e-15
+        return _GL_RULES[-1][1], _GL_RULES[-1][2]
+    q = half / max(abs(mid), 1.0)
+    for q_max, nodes, weights in _GL_RULES:
+        if q <= q_max:
+            return nodes, weights
+    return _GL_RULES[-1][1], _GL_RULES[-1][2]  # pragma: no cover - q_max of the last rule is inf
+
+
+def _profile(
+    s: float, eps: float, rule: tuple[list[float], list[float]] | None = None
+) -> tuple[float, float]:
     """Privacy profile ``delta(s)`` for unit sensitivity, and ``E = e^{-u^2/2}``.
 
     ``s > 0`` is the noise-to-sensitivity ratio.  ``E`` gives the derivative
-    ``d delta / ds = -E / (sqrt(2 pi) s^2)``.
+    ``d delta / ds = -E / (sqrt(2 pi) s^2)``.  ``rule`` forces a quadrature
+    rule ``(nodes, weights)`` (for tests); by default :func:`_gl_rule` picks it.
     """
     if not s > 0.0:  # sigma / sensitivity underflowed
         return 1.0, 0.0
@@ -153,15 +206,32 @@ def _profile(s: float, eps: float) -> tuple[float, float]:
     x = u_hi / _SQRT2
     mid = (eps / _SQRT2) * s  # (x + y) / 2
     width = 1.0 / (_SQRT2 * s)  # y - x
-    fx = float(erfcx(x))
-    fy = float(erfcx(mid + 0.5 * width))
-    if fy <= 0.5 * fx:  # the subtraction loses at most one bit
-        diff = e_u * (fx - fy) if x >= 0.0 else float(erfc(x)) - e_u * fy
+    y = mid + 0.5 * width
+    if _erfcx_rough(y) <= 0.45 * _erfcx_rough(x):  # the subtraction loses at most one bit
+        fy = float(erfcx(y))
+        diff = e_u * (float(erfcx(x)) - fy) if x >= 0.0 else float(erfc(x)) - e_u * fy
+    elif x >= 2.0 and width >= 0.1 and rule is None:
+        # both ends on the continued fraction: erfcx(x) - erfcx(y) =
+        # (width + r(y) - r(x)) / (sqrt(pi) (x + r(x)) (y + r(y))); |r(y) - r(x)|
+        # < width / 8 and each r (< 1/4) is good to about an ulp, so the
+        # numerator keeps a relative error below about 6e-16 for width >= 1/10
+        # (two evaluations of the continued fraction instead of up to sixteen)
+        r_x = _cf_r(x)
+        r_y = _cf_r(y)
+        diff = e_u * ((width + (r_y - r_x)) / (_SQRT_PI * (x + r_x) * (y + r_y)))
     else:  # erfcx(x) - erfcx(y) = int_x^y g, positive integrand
         half = 0.5 * width
         total = 0.0
-        for node, weight in zip(_GL_NODES_LIST, _GL_WEIGHTS_LIST):
-            total += weight * _g(mid + half * node)
+        nodes, weights = _gl_rule(half, mid) if rule is None else rule
+        if mid + half < 2.0 and len(nodes) > 4:
+            # every node takes the direct branch of _g: one vectorised erfcx call
+            # (the same values as scalar calls; the sum stays sequential)
+            ts = [mid + half * node for node in nodes]
+            for t, f, weight in zip(ts, erfcx(np.array(ts)).tolist(), weights):
+                total += weight * (_TWO_OVER_SQRT_PI - 2.0 * t * f)
+        else:
+            for node, weight in zip(nodes, weights):
+                total += weight * _g(mid + half * node)
         diff = e_u * (half * total)
     return min(max(0.5 * diff, 0.0), 1.0), e_u
 
@@ -169,6 +239,7 @@ def _profile(s: float, eps: float) -> tuple[float, float]:
 # ---------------------------------------------------------------------------
 # Public functions
 # ---------------------------------------------------------------------------
+@overflow_guard
 def classic_sigma(epsilon: float, delta: float, sensitivity: float = 1.0) -> float:
     """Noise level of the classic Gaussian mechanism (Dwork and Roth, Theorem 3.22).
 
@@ -220,6 +291,7 @@ def classic_sigma(epsilon: float, delta: float, sensitivity: float = 1.0) -> flo
     return sens * math.sqrt(2.0 * math.log(1.25 / dlt)) / eps
 
 
+@overflow_guard
 def gaussian_delta(
     sigma: ArrayLike, epsilon: float, sensitivity: float = 1.0
 ) -> float | NDArray[np.float64]:
@@ -260,7 +332,7 @@ def gaussian_delta(
     It is evaluated without cancellation or overflow, as the module docstring
     describes: relative error below ``2.5e-15`` against mpmath for
     ``epsilon`` in ``[1e-4, 1e3]`` and results down to ``1e-300``.  Arrays are
-    evaluated element by element (5-100 microseconds each), so that every
+    evaluated element by element (a few to a few tens of microseconds each), so that every
     element gets exactly the arithmetic of a scalar call.
 
     References
@@ -285,28 +357,43 @@ def gaussian_delta(
     return out.reshape(arr.shape)
 
 
-def _safe(sigma: float, eps: float, sens: float, target: float) -> bool:
-    """Whether ``sigma`` passes the rounding-safe acceptance test of analytic_sigma."""
-    s1 = sigma / sens  # exactly as gaussian_delta computes it
-    if _profile(s1, eps)[0] > target:
-        return False
-    return _profile(math.nextafter(s1, 0.0), eps)[0] <= target * (1.0 - _PROFILE_RTOL)
+def _profile_fast(s: float, eps: float) -> tuple[float, float] | None:
+    """The defining formula with ``math.erfc``: a cheap first guide for Newton's method.
 
-
-def _solve_ratio(eps: float, target: float) -> float:
-    """Root of ``delta(s) = target`` by Newton's method in ``(log s, log delta)``.
-
-    Starts to the right of the root, from an upper bound, and keeps a bracket
-    ``(lo, hi)``; a step leaving it is replaced by bisection in ``log s``.
-    Stops within a few ulps of the root; the caller polishes.
+    Returns ``(delta, E)`` like :func:`_profile`, or ``None`` where the plain
+    formula is unreliable (``e^eps`` near overflow, ``erfc`` near underflow, or
+    more than six digits lost to cancellation).  Its result never reaches the
+    caller: :func:`analytic_sigma` finishes with :func:`_profile`.
     """
-    # Upper bound: for u >= U >= 0, delta <= Phi(-u) <= e^{-U^2/2}/2 <= target.
-    big_u = math.sqrt(2.0 * math.log(0.5 / target)) if target < 0.5 else 0.0
-    s = (big_u + math.sqrt(big_u * big_u + 2.0 * eps)) / (2.0 * eps)
+    if not (s > 1e-150 and s < 1e150) or eps > 700.0:
+        return None
+    u = eps * s - 0.5 / s
+    v = eps * s + 0.5 / s
+    if v > 37.0 or u < -37.0:
+        return None
+    first = 0.5 * math.erfc(u / _SQRT2)
+    d = first - math.exp(eps) * (0.5 * math.erfc(v / _SQRT2))
+    if not d > 1e-6 * first:
+        return None
+    return d, math.exp(-0.5 * u * u)
+
+
+def _newton(eps: float, target: float, s: float, lo: float, hi: float, fast: bool) -> tuple[float, float, float]:
+    """Safeguarded Newton iteration in ``(log s, log delta)`` for ``delta(s) = target``.
+
+    With ``fast`` the cheap :func:`_profile_fast` guides the steps (falling back
+    to :func:`_profile` where it declines) and the iteration stops once a step
+    is below ``1e-7`` in relative size; otherwise :func:`_profile` is used and
+    it stops once the step is below ``1e-6`` (the step is still taken: Newton's
+    error after it is of the order of its square, far below an ulp) or within a
+    few ulps.  Returns ``(s, lo, hi)`` with the bracket ``lo < root < hi``
+    kept up to date.
+    """
     log_t = math.log(target)
-    lo, hi = 0.0, s
+    stop = 1e-7 if fast else 1e-6
     for _ in range(200):
-        d, e_u = _profile(s, eps)
+        res = _profile_fast(s, eps) if fast else None
+        d, e_u = _profile(s, eps) if res is None else res
         if d > target:
             lo = s
         elif d < target:
@@ -317,7 +404,8 @@ def _solve_ratio(eps: float, target: float) -> float:
         if d > 0.0 and e_u > 0.0:
             # d log(delta) / d log(s) = -E / (sqrt(2 pi) s delta)
             rel_step = math.expm1((math.log(d) - log_t) * (_SQRT_2PI * s * d) / e_u)
-        if abs(rel_step) <= 1e-15:  # within a few ulps: rounding noise from here on
+        if abs(rel_step) <= stop:  # converged: take this last step (its error is ~ its square)
+            s = s + s * rel_step
             break
         s_new = s + s * rel_step
         if not lo < s_new < hi:
@@ -325,7 +413,51 @@ def _solve_ratio(eps: float, target: float) -> float:
         if s_new == s or hi - lo <= 1e-15 * hi:
             break
         s = s_new
+    return s, lo, hi
+
+
+def _solve_ratio(eps: float, target: float) -> float:
+    """Root of ``delta(s) = target`` by Newton's method in ``(log s, log delta)``.
+
+    Starts to the right of the root, from an upper bound, and keeps a bracket
+    ``(lo, hi)``; a step leaving it is replaced by bisection in ``log s``.
+    The cheap plain formula guides the iteration to about seven digits; steps
+    with the accurate :func:`_profile` then finish it, usually one.  Stops
+    within a few ulps of the root; the caller polishes.
+    """
+    # Upper bound: for u >= U >= 0, delta <= Phi(-u) <= e^{-U^2/2}/2 <= target.
+    big_u = math.sqrt(2.0 * math.log(0.5 / target)) if target < 0.5 else 0.0
+    s = (big_u + math.sqrt(big_u * big_u + 2.0 * eps)) / (2.0 * eps)
+    s, lo, hi = _newton(eps, target, s, 0.0, s, fast=True)
+    # the cheap formula's rounding may misplace the bracket by ~1e-10: widen it
+    s, _, _ = _newton(eps, target, s, lo * (1.0 - 1e-6), max(hi, s) * (1.0 + 1e-6), fast=False)
     return s
+
+
+class _Acceptance:
+    """The rounding-safe acceptance test of analytic_sigma, remembering profile values.
+
+    Neighbouring candidates share evaluations of :func:`_profile` (the test
+    of ``sigma`` reads the profile at the double below ``sigma / Delta``,
+    which is where the test of the next smaller candidate starts).
+    """
+
+    def __init__(self, eps: float, sens: float, target: float) -> None:
+        self.eps, self.sens, self.target = eps, sens, target
+        self.cache: dict[float, float] = {}
+
+    def _delta(self, s: float) -> float:
+        d = self.cache.get(s)
+        if d is None:
+            d = self.cache[s] = _profile(s, self.eps)[0]
+        return d
+
+    def __call__(self, sigma: float) -> bool:
+        """Whether ``sigma`` passes the rounding-safe acceptance test."""
+        s1 = sigma / self.sens  # exactly as gaussian_delta computes it
+        if self._delta(s1) > self.target:
+            return False
+        return self._delta(math.nextafter(s1, 0.0)) <= self.target * (1.0 - _PROFILE_RTOL)
 
 
 def _to_bits(x: float) -> int:
@@ -336,6 +468,7 @@ def _from_bits(n: int) -> float:
     return struct.unpack("<d", struct.pack("<q", n))[0]
 
 
+@overflow_guard
 def analytic_sigma(epsilon: float, delta: float, sensitivity: float = 1.0) -> float:
     """Smallest noise level of the Gaussian mechanism (Balle and Wang, Theorem 8).
 
@@ -376,7 +509,10 @@ def analytic_sigma(epsilon: float, delta: float, sensitivity: float = 1.0) -> fl
     delta`` (the profile decreases in ``sigma``); it is ``Delta`` times
     ``sigma_opt`` of equation (2) of the study.  A safeguarded Newton
     iteration in ``(log sigma, log delta)`` finds it to a few ulps, using the
-    exact derivative ``d delta / ds = -phi(u) / s^2``.  The result is then
+    exact derivative ``d delta / ds = -phi(u) / s^2``: the plain formula with
+    ``math.erfc`` guides it to about seven digits, and one step with the
+    accurate evaluation finishes it (Newton's error after that step is of the
+    order of the square of the previous one).  The result is then
     moved across neighbouring doubles (galloping, then bisection on the bit
     patterns) to the smallest ``sigma`` with
 
@@ -412,29 +548,36 @@ def analytic_sigma(epsilon: float, delta: float, sensitivity: float = 1.0) -> fl
     dlt = check_real("delta", delta, low=_DELTA_MIN, high=1.0, high_open=True)
     sens = check_positive("sensitivity", sensitivity)
     target_margin = dlt * (1.0 - _PROFILE_RTOL)
-    sigma = _solve_ratio(eps, target_margin) * sens
-    if not math.isfinite(sigma) or sigma <= 0.0:  # pragma: no cover - far outside any use
-        raise ValueError(f"no finite sigma found for epsilon={eps!r}, delta={dlt!r}")
+    # The smallest accepted sigma has its lower neighbour just above the root
+    # of delta(s) = target_margin: start the search one double above it.
+    ratio = _solve_ratio(eps, target_margin)
+    sigma = math.nextafter(ratio * sens, math.inf)
+    if not math.isfinite(sigma) or sigma >= 1e308:
+        raise ValueError(
+            f"sensitivity is too large: sigma = sensitivity * {ratio!r} overflows double precision; "
+            f"sensitivity must be below {1e308 / ratio:.3e} for epsilon={eps!r}, delta={dlt!r}, got {sens!r}"
+        )
     # Bracket the acceptance boundary by galloping over consecutive doubles
     # (positive doubles are ordered like their bit patterns), then bisect.
+    _safe = _Acceptance(eps, sens, dlt)
     good = bad = _to_bits(sigma)
-    if _safe(sigma, eps, sens, dlt):
+    if _safe(sigma):
         step = 1
         while True:
             bad = max(good - step, 0)
-            if bad == 0 or not _safe(_from_bits(bad), eps, sens, dlt):
+            if bad == 0 or not _safe(_from_bits(bad)):
                 break
             good, step = bad, 2 * step
     else:
         step = 1
         while True:
             good = bad + step
-            if _safe(_from_bits(good), eps, sens, dlt):
+            if _safe(_from_bits(good)):
                 break
             bad, step = good, 2 * step
     while good - bad > 1:
         mid = (good + bad) // 2
-        if _safe(_from_bits(mid), eps, sens, dlt):
+        if _safe(_from_bits(mid)):
             good = mid
         else:
             bad = mid

@@ -29,7 +29,7 @@ import math
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from egmlib._validation import check_array, check_positive
+from egmlib._validation import as_float_array, check_array, check_positive, overflow_guard
 from egmlib.gchi2 import isf
 
 __all__ = [
@@ -51,10 +51,7 @@ def _nonnegative_with_positive(name: str, value: ArrayLike) -> NDArray[np.float6
 
 def _check_scaling(sigmas: NDArray[np.float64], scaling: ArrayLike) -> NDArray[np.float64]:
     """A scaling vector matching ``sigmas``: entries in (0, inf], inf only where sigma is 0."""
-    try:
-        b = np.asarray(scaling, dtype=np.float64)
-    except (TypeError, ValueError) as exc:
-        raise TypeError(f"scaling must be an array of real numbers, got {scaling!r}") from exc
+    b = as_float_array("scaling", scaling)
     if b.shape != sigmas.shape:
         raise ValueError(f"scaling must have the shape of sigmas {sigmas.shape}, got {b.shape}")
     bad = np.isnan(b) | ~(b > 0)
@@ -75,10 +72,7 @@ def _scaled_variances(sigmas: NDArray[np.float64], b: NDArray[np.float64]) -> ND
 
 
 def _check_p(p: ArrayLike) -> NDArray[np.float64]:
-    try:
-        arr = np.asarray(p, dtype=np.float64)
-    except (TypeError, ValueError) as exc:
-        raise TypeError(f"p must be a real number or array, got {p!r}") from exc
+    arr = as_float_array("p", p)
     if not np.all((arr > 0) & (arr <= 1)):
         raise ValueError(f"p must be in (0, 1], got {p!r}")
     return arr
@@ -101,6 +95,7 @@ def _as_output(arr: NDArray[np.float64]) -> float | NDArray[np.float64]:
     return float(arr) if arr.ndim == 0 else arr
 
 
+@overflow_guard
 def egm_scaling(sensitivities: ArrayLike) -> NDArray[np.float64]:
     """Optimal scaling vector of the Elliptical Gaussian Mechanism (Algorithm 2).
 
@@ -143,6 +138,7 @@ def egm_scaling(sensitivities: ArrayLike) -> NDArray[np.float64]:
     return np.sqrt(r / r.sum())
 
 
+@overflow_guard
 def egm_error(sensitivities: ArrayLike, sigma_opt: float) -> float:
     """Expected squared noise norm of Algorithm 2 with the optimal scaling.
 
@@ -184,6 +180,7 @@ def egm_error(sensitivities: ArrayLike, sigma_opt: float) -> float:
     return s**2 * float(delta.sum()) ** 2
 
 
+@overflow_guard(check_result=False)
 def gaussian_data_scaling(sigmas: ArrayLike) -> NDArray[np.float64]:
     """Optimal scaling for Gaussian data (Lemma 4.1 of the study).
 
@@ -235,6 +232,7 @@ def gaussian_data_scaling(sigmas: ArrayLike) -> NDArray[np.float64]:
     return b
 
 
+@overflow_guard
 def clip_radius(sigmas: ArrayLike, scaling: ArrayLike, p: ArrayLike) -> float | NDArray[np.float64]:
     """Radius ``C`` with ``P(||(x - mu) * b|| > C) = p`` for ``x ~ N(mu, diag sigma^2)``.
 
@@ -283,6 +281,7 @@ def clip_radius(sigmas: ArrayLike, scaling: ArrayLike, p: ArrayLike) -> float | 
     return _as_output(np.sqrt(_radius2(_scaled_variances(sig, b), pp)))
 
 
+@overflow_guard
 def noise_error(
     sigmas: ArrayLike, scaling: ArrayLike, p: ArrayLike, sigma_opt: float
 ) -> float | NDArray[np.float64]:

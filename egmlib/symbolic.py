@@ -37,7 +37,7 @@ import numpy as np
 import sympy as sp
 from numpy.typing import ArrayLike, NDArray
 
-from egmlib._validation import check_array, check_positive
+from egmlib._validation import check_array, check_bool, check_positive, check_real, overflow_guard
 
 __all__ = [
     "GaussianDataSymbols",
@@ -323,7 +323,7 @@ def bordered_hessian(d: int, *, at_stationary_point: bool = False) -> sp.Immutab
     L = lagrangian(d)
     variables = (s.lam, *s.b)
     H = sp.hessian(L, variables)
-    if at_stationary_point:
+    if check_bool("at_stationary_point", at_stationary_point):
         point = stationary_point(d)
         H = H.subs(point).applyfunc(sp.factor)
     return sp.ImmutableMatrix(H)
@@ -374,7 +374,7 @@ def leading_principal_minors(d: int, *, at_stationary_point: bool = False) -> li
     """
     d = _check_d(d)
     H = bordered_hessian(d)
-    if not at_stationary_point:
+    if not check_bool("at_stationary_point", at_stationary_point):
         return [H[:k, :k].det(method="laplace") for k in range(1, d + 2)]
     # Substitute with S = sum(sigma) kept as one positive symbol while
     # factoring (expanding powers of the sum would be slow), then put it back.
@@ -384,6 +384,28 @@ def leading_principal_minors(d: int, *, at_stationary_point: bool = False) -> li
     point = {key: value.subs(total, S) for key, value in stationary_point(d).items()}
     Hs = H.subs(point)
     return [sp.factor(Hs[:k, :k].det(method="laplace")).subs(S, total) for k in range(1, d + 2)]
+
+
+def _entries(name: str, value: object) -> list[sp.Expr]:
+    """A 1-d sequence of real numbers or SymPy expressions, as SymPy expressions."""
+    if not isinstance(value, (list, tuple, np.ndarray)):
+        raise TypeError(f"{name} must be a list, tuple or 1-d array of numbers or SymPy expressions, got {value!r:.60}")
+    if isinstance(value, np.ndarray) and value.ndim != 1:
+        raise ValueError(f"{name} must be 1-dimensional, got shape {value.shape}")
+    out = []
+    for x in value:
+        try:
+            e = sp.sympify(x, strict=True)
+        except (sp.SympifyError, TypeError, ValueError) as exc:
+            raise TypeError(f"{name} entries must be numbers or SymPy expressions, got {x!r:.60}") from exc
+        if not isinstance(e, sp.Expr):
+            raise TypeError(f"{name} entries must be numbers or SymPy expressions, got {x!r:.60}")
+        if e.has(sp.nan, sp.zoo, sp.oo, -sp.oo):
+            raise ValueError(f"{name} entries must be finite, got {x!r}")
+        if e.is_number and e.is_real is False:
+            raise ValueError(f"{name} entries must be real, got {x!r}")
+        out.append(e)
+    return out
 
 
 def bordered_diagonal_determinant(g: Sequence[object], h: Sequence[object]) -> sp.Expr:
@@ -425,8 +447,8 @@ def bordered_diagonal_determinant(g: Sequence[object], h: Sequence[object]) -> s
     >>> sp.Matrix([[0, g1, g2], [g1, h1, 0], [g2, 0, h2]]).det()
     -g_1**2*h_2 - g_2**2*h_1
     """
-    g = [sp.sympify(x) for x in g]
-    h = [sp.sympify(x) for x in h]
+    g = _entries("g", g)
+    h = _entries("h", h)
     if len(g) != len(h):
         raise ValueError(f"g and h must have the same length, got {len(g)} and {len(h)}")
     return -sp.Add(*(g[k] ** 2 * sp.Mul(*(h[:k] + h[k + 1 :])) for k in range(len(g))))
@@ -492,6 +514,7 @@ def minor_closed_form(d: int, k: int) -> sp.Expr:
     )
 
 
+@overflow_guard
 def bordered_hessian_numeric(
     sigmas: ArrayLike, sigma_eps_delta: float, scaling: ArrayLike, lam: float
 ) -> NDArray[np.float64]:
@@ -537,9 +560,7 @@ def bordered_hessian_numeric(
     b = check_array("scaling", scaling, positive=True)
     if b.shape != sig.shape:
         raise ValueError(f"scaling must have the shape of sigmas {sig.shape}, got {b.shape}")
-    lam_f = float(lam)
-    if not np.isfinite(lam_f):
-        raise ValueError(f"lam must be finite, got {lam!r}")
+    lam_f = check_real("lam", lam)
     d = sig.size
     H = np.zeros((d + 1, d + 1))
     g = 2.0 * sig**2 * b
@@ -549,6 +570,7 @@ def bordered_hessian_numeric(
     return H
 
 
+@overflow_guard
 def log_abs_minors(sigmas: ArrayLike, sigma_eps_delta: float) -> NDArray[np.float64]:
     """``log|M_{m+1}|`` of the minors of :func:`minor_closed_form`, ``m = 1, ..., d``, in floating point.
 

@@ -15,7 +15,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy.special import logsumexp
 
-from egmlib._validation import check_real
+from egmlib._validation import as_float_array, check_real, overflow_guard
 from egmlib.gchi2 import isf
 
 __all__ = ["zipf_sigmas", "improvement_ratio"]
@@ -35,6 +35,7 @@ def _log_zipf(d: int, alpha: float) -> NDArray[np.float64]:
     return logs - logsumexp(logs)
 
 
+@overflow_guard
 def zipf_sigmas(d: int, alpha: float) -> NDArray[np.float64]:
     """Zipf standard deviations ``sigma_i = i^-alpha / sum_{j<=d} j^-alpha``.
 
@@ -81,6 +82,7 @@ def zipf_sigmas(d: int, alpha: float) -> NDArray[np.float64]:
     return np.exp(_log_zipf(dd, a))
 
 
+@overflow_guard
 def improvement_ratio(d: int, alpha: float, n: ArrayLike) -> float | NDArray[np.float64]:
     """Ratio ``E_n / E_t`` of the expected noise without and with Lemma 4.1's scaling.
 
@@ -129,7 +131,7 @@ def improvement_ratio(d: int, alpha: float, n: ArrayLike) -> float | NDArray[np.
     dd = _check_d(d)
     a = check_real("alpha", alpha, low=0.0)
     try:
-        nn = np.asarray(n, dtype=np.float64)
+        nn = as_float_array("n", n)
     except (TypeError, ValueError) as exc:
         raise TypeError(f"n must be a real number or array, got {n!r}") from exc
     if not np.all(np.isfinite(nn) & (nn > 1)):

@@ -460,3 +460,89 @@ def test_gaussian_data_rejects(kwargs, exc, match):
     sig, cen = args.pop("sigmas"), args.pop("center")
     with pytest.raises(exc, match=match):
         gaussian_data_mechanism(np.zeros((5, 2)), sig, cen, **args)
+
+
+# ----------------------------------------------------------------------------------
+# plans: the data-independent part of Algorithm 3, computed once
+
+
+def test_plan_gives_the_same_result_as_no_plan():
+    """Same rng seed, with and without a plan: bit-identical estimates, and the plan's
+    radius and noise agree with an independent recomputation from clip_radius."""
+    sigmas = np.array([3.0, 1.0, 0.0, 0.2])
+    X = np.random.default_rng(21).normal(0.0, sigmas, size=(400, 4))
+    center = np.array([0.1, 0.0, 0.0, -0.1])
+    for p in (None, 0.02):
+        plan = mech.plan_gaussian_data(sigmas, n=400, epsilon=EPS, delta=DELTA, clip_probability=p)
+        kw = dict(epsilon=EPS, delta=DELTA, clip_probability=p)
+        a = gaussian_data_mechanism(X, sigmas, center, rng=np.random.default_rng(5), **kw)
+        b = gaussian_data_mechanism(X, sigmas, center, rng=np.random.default_rng(5), plan=plan, **kw)
+        np.testing.assert_array_equal(a.estimate, b.estimate)
+        assert (a.radius, a.n_clipped, a.sigma_opt, a.clip_probability) == (
+            b.radius, b.n_clipped, b.sigma_opt, b.clip_probability
+        )
+        np.testing.assert_array_equal(a.noise_std, b.noise_std)
+        p_used = 1 / 400 if p is None else p
+        assert plan.clip_probability == p_used
+        radius = clip_radius(sigmas, gaussian_data_scaling(sigmas), p_used)
+        assert plan.radius == pytest.approx(radius, rel=1e-15)
+        std = 2 * radius * analytic_sigma(EPS, DELTA) * np.sqrt(sigmas * sigmas.sum())
+        np.testing.assert_allclose(plan.noise_std, std, rtol=1e-14)
+        assert not plan.noise_std.flags.writeable and not plan.sigmas.flags.writeable
+
+
+def test_plan_is_reused_across_data_sets():
+    sigmas = np.array([2.0, 0.5])
+    plan = mech.plan_gaussian_data(sigmas, n=50, epsilon=0.5, delta=1e-8)
+    rng_a, rng_b = np.random.default_rng(8), np.random.default_rng(8)
+    data = np.random.default_rng(9).normal(0.0, sigmas, size=(5, 50, 2))
+    for X in data:
+        a = gaussian_data_mechanism(X, sigmas, [0.0, 0.0], epsilon=0.5, delta=1e-8, rng=rng_a)
+        b = gaussian_data_mechanism(X, sigmas, [0.0, 0.0], epsilon=0.5, delta=1e-8, rng=rng_b, plan=plan)
+        np.testing.assert_array_equal(a.estimate, b.estimate)
+
+
+@pytest.mark.parametrize(
+    "call, exc, match",
+    [
+        (dict(sigmas=[3.0, 1.0, 0.3]), ValueError, "plan does not match.*sigmas"),
+        (dict(sigmas=[3.0, 1.0]), ValueError, r"sigmas must have shape \(3,\)"),
+        (dict(epsilon=0.5), ValueError, "plan does not match.*epsilon"),
+        (dict(delta=1e-7), ValueError, "plan does not match.*delta"),
+        (dict(n=99), ValueError, "plan does not match.*n=100"),
+        (dict(clip_probability=0.05), ValueError, "plan does not match.*clip_probability"),
+        (dict(plan="plan"), TypeError, "plan must be a GaussianDataPlan"),
+    ],
+)
+def test_plan_mismatch_is_refused(call, exc, match):
+    sigmas = [3.0, 1.0, 0.2]
+    plan = mech.plan_gaussian_data(sigmas, n=100, epsilon=EPS, delta=DELTA)
+    kw = dict(sigmas=sigmas, epsilon=EPS, delta=DELTA, n=100, plan=plan) | call
+    X = np.zeros((kw.pop("n"), 3))
+    with pytest.raises(exc, match=match):
+        gaussian_data_mechanism(X, center=np.zeros(3), rng=np.random.default_rng(1), **kw)
+
+
+def test_hand_made_plan_is_refused():
+    plan = mech.plan_gaussian_data([1.0, 2.0], n=10, epsilon=EPS, delta=DELTA)
+    forged = dataclasses.replace(plan, radius=0.0, _token=None)
+    with pytest.raises(ValueError, match="plan must be made by plan_gaussian_data"):
+        gaussian_data_mechanism(np.zeros((10, 2)), [1.0, 2.0], [0.0, 0.0], epsilon=EPS, delta=DELTA,
+                                rng=np.random.default_rng(1), plan=forged)
+
+
+@pytest.mark.parametrize(
+    "kwargs, exc, match",
+    [
+        (dict(n=0), ValueError, r"n must be an integer in \[1, inf\]"),
+        (dict(n=10.0), TypeError, "n must be an integer"),
+        (dict(epsilon=-1.0), ValueError, "epsilon"),
+        (dict(delta=2.0), ValueError, "delta"),
+        (dict(clip_probability=0.0), ValueError, "clip_probability"),
+        (dict(sigmas=[0.0, 0.0]), ValueError, "sigmas"),
+    ],
+)
+def test_plan_invalid_arguments(kwargs, exc, match):
+    args = dict(sigmas=[1.0, 2.0], n=10, epsilon=EPS, delta=DELTA) | kwargs
+    with pytest.raises(exc, match=match):
+        mech.plan_gaussian_data(args.pop("sigmas"), **args)

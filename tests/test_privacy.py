@@ -372,3 +372,80 @@ def test_wrong_types() -> None:
         analytic_sigma("0.5", 1e-5)  # type: ignore[arg-type]
     with pytest.raises(TypeError, match="sigma must be an array of real numbers"):
         gaussian_delta("abc", 0.5)  # type: ignore[arg-type]
+
+
+# ---------------------------------------------------------------------------
+# The branches of the profile evaluation, each against mpmath
+# ---------------------------------------------------------------------------
+def _branch(s: float, eps: float) -> str:
+    """Which evaluation _profile uses at (s, eps), replaying its decisions."""
+    from egmlib import privacy as P
+
+    u = eps * s - 0.5 / s
+    x = u / math.sqrt(2.0)
+    mid = (eps / math.sqrt(2.0)) * s
+    width = 1.0 / (math.sqrt(2.0) * s)
+    if P._erfcx_rough(mid + 0.5 * width) <= 0.45 * P._erfcx_rough(x):
+        return "direct"
+    if x >= 2.0 and width >= 0.1:
+        return "two continued fractions"
+    return f"{len(P._gl_rule(0.5 * width, mid)[0])}-point rule"
+
+
+def test_every_profile_branch_matches_mpmath() -> None:
+    """Random points of the calibration domain, sorted by the branch that evaluates them:
+    each branch (direct subtraction, two continued fractions, Gauss-Legendre with 2, 4,
+    8 and 16 points) is hit and agrees with the 60-digit defining formula."""
+    rng = np.random.default_rng(20260105)
+    worst: dict[str, float] = {}
+    for _ in range(1500):
+        eps = float(10.0 ** rng.uniform(-4.0, 3.0))
+        d = float(10.0 ** rng.uniform(-280.0, -0.3)) if rng.random() < 0.3 else float(10.0 ** rng.uniform(-16, -0.3))
+        s = analytic_sigma(eps, d) * float(10.0 ** rng.uniform(-0.02, 0.02))
+        ref = _mp_delta(s, eps)
+        if ref < mp.mpf("1e-290"):
+            continue
+        key = _branch(s, eps)
+        worst[key] = max(worst.get(key, 0.0), abs(_rel(gaussian_delta(s, eps), ref)))
+    assert set(worst) == {"direct", "two continued fractions"} | {f"{n}-point rule" for n in (2, 4, 8, 16)}
+    assert max(worst.values()) <= _PROFILE_RTOL / 4, worst
+
+
+def test_short_quadrature_rules_agree_with_the_16_point_rule() -> None:
+    """The 2-, 4- and 8-point rules are used only where they agree with the 16-point rule
+    to rounding level (the rule's truncation error is far below it)."""
+    from egmlib import privacy as P
+
+    rule16 = (P._GL_RULES[-1][1], P._GL_RULES[-1][2])
+    rng = np.random.default_rng(7)
+    count, worst = 0, 0.0
+    for _ in range(3000):
+        eps = float(10.0 ** rng.uniform(-12.0, 4.0))
+        d = float(10.0 ** rng.uniform(-280.0, -0.1))
+        s = analytic_sigma(eps, d) * float(10.0 ** rng.uniform(-0.05, 0.05))
+        if _branch(s, eps) not in {"2-point rule", "4-point rule", "8-point rule"}:
+            continue
+        ref = P._profile(s, eps, rule16)[0]
+        if ref > 1e-290:
+            count += 1
+            worst = max(worst, abs(P._profile(s, eps)[0] - ref) / ref)
+    assert count > 500
+    assert worst <= 1.5e-15
+
+
+def test_analytic_sigma_against_the_stored_50_digit_references() -> None:
+    """Every row of bench/reference_privacy.csv (mpmath, 50 digits, written by
+    bench/make_reference_privacy.py): within 1e-13 and never below sigma*."""
+    import csv
+
+    path = Path(__file__).resolve().parents[1] / "bench" / "reference_privacy.csv"
+    with path.open(newline="") as fh:
+        rows = list(csv.DictReader(fh))
+    assert len(rows) >= 60
+    worst = 0.0
+    for row in rows:
+        eps, d = float(row["epsilon"]), float(row["delta"])
+        err = _rel(analytic_sigma(eps, d), mp.mpf(row["sigma"]))
+        assert err >= 0.0, (eps, d, err)
+        worst = max(worst, err)
+    assert worst <= 1e-13
