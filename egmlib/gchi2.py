@@ -20,6 +20,7 @@ a contour through a saddle point; see the Notes of :func:`sf`.
 
 from __future__ import annotations
 
+import functools
 import math
 from typing import NamedTuple
 
@@ -53,6 +54,23 @@ _SHAPES = 6
 
 
 # --------------------------------------------------------------------------
+# reductions without BLAS
+# --------------------------------------------------------------------------
+# Sums over the weights and the nodes are numpy's pairwise sums, not BLAS dot
+# products: a multithreaded BLAS sums in an order that depends on its thread
+# count (the last bits of a result would too), and on a loaded machine its
+# threads spin-wait; at d = 1e5 that made a quantile 5-10 times slower in CPU time.
+def _dot(a: NDArray[np.float64], b: NDArray[np.float64]) -> float:
+    """sum_k a_k b_k (pairwise summation)."""
+    return float(np.sum(a * b))
+
+
+def _matvec(m: NDArray, v: NDArray) -> NDArray:
+    """m @ v, summed by numpy (pairwise) instead of BLAS."""
+    return np.sum(m * v, axis=-1)
+
+
+# --------------------------------------------------------------------------
 # weights
 # --------------------------------------------------------------------------
 class _Weights(NamedTuple):
@@ -78,8 +96,8 @@ def _prepare(arr: NDArray[np.float64], tau: float, unit: float = 1.0) -> _Weight
     u = u[::-1] * unit
     n = n[::-1].astype(np.float64)
     with np.errstate(over="ignore"):
-        v0 = 2.0 * float(n @ (u * u))
-    return _Weights(scale / unit, u, n, u > 0.5, 1.0 - u, float(n @ u),
+        v0 = 2.0 * _dot(n, u * u)
+    return _Weights(scale / unit, u, n, u > 0.5, 1.0 - u, _dot(n, u),
                     v0, float(n.sum()))
 
 
@@ -160,8 +178,8 @@ def _saddle(W: _Weights, c: float, upper: bool) -> tuple[float, float]:
             u = 1.0 - 2.0 * s
             dsdx = s
         q = W.w / _one_minus_2ws(W, s, u)
-        g = sign * (float(W.n @ q) - c - 1.0 / s)
-        slope = sign * (2.0 * float(W.n @ (q * q)) + 1.0 / (s * s)) * dsdx
+        g = sign * (_dot(W.n, q) - c - 1.0 / s)
+        slope = sign * (2.0 * _dot(W.n, q * q) + 1.0 / (s * s)) * dsdx
         if g > 0.0:
             hi = min(hi, x)
         else:
@@ -192,7 +210,8 @@ def _cgf_nonlinear(r: NDArray[np.float64], n: NDArray[np.float64],
     Terms with r_k |d| >= 1/2 are evaluated directly (real arithmetic for the
     modulus and the argument); the rest through the Taylor series
     1/2 sum_{m>=2} (sum_k n_k r_k^m) d^m / m, truncated where the remainder is
-    below 1e-19 (weights grouped in tiers of r_k |d|max, each with its own order).
+    below 1e-19 (each weight with its own order, from r_k |d|max; the weights
+    taking part in power m are a prefix, since r_k is descending).
     """
     out = np.zeros(delta.shape, np.complex128)
     if delta.size == 0:
@@ -208,51 +227,47 @@ def _cgf_nonlinear(r: NDArray[np.float64], n: NDArray[np.float64],
         y = np.multiply.outer(delta.imag, rd)
         re = 0.5 * np.log1p(x * (x - 2.0) + y * y) + x
         im = np.arctan2(-y, 1.0 - x) + y
-        out -= 0.5 * (re @ n[:nd] + 1j * (im @ n[:nd]))
+        out -= 0.5 * (_matvec(re, n[:nd]) + 1j * _matvec(im, n[:nd]))
     if nd == r.size:
         return out
     qs = q[nd:]
     ns = n[nd:]
-    coef = np.zeros(1)
-    edges = (_RHO, 0.1, 1e-2, 1e-4, 1e-8, 1e-100)
-    start = 0
-    for j in range(1, len(edges)):
-        stop = int(np.searchsorted(-qs, -edges[j], side="left"))
-        if stop > start:
-            qt = qs[start:stop]
-            nt = ns[start:stop]
-            qmax = float(qt[0])
-            ntot = float(nt.sum())
-            order = 2
-            while (ntot * qmax ** (order + 1) / (2.0 * (order + 1) * (1.0 - qmax))
-                   > _TOL_CGF / 8.0 and order < 200):
-                order += 1
-            powers = np.cumprod(np.broadcast_to(qt[:, None], (qt.size, order)), axis=1)
-            sums = nt @ powers
-            if coef.size < order + 1:
-                coef = np.concatenate([coef, np.zeros(order + 1 - coef.size)])
-            coef[2:order + 1] += sums[1:]
-        start = stop
-    order = coef.size - 1
-    if order >= 2:
-        coef = 0.5 * coef[2:] / np.arange(2, order + 1)
-        z = delta / dmax
-        vander = np.cumprod(np.broadcast_to(z[:, None], (z.size, order)), axis=1)
-        out += vander[:, 1:] @ coef
+    # per-weight orders: the terms beyond them add up to at most _TOL_CGF / 16
+    lengths = _series_lengths(qs, _TOL_CGF / (8.0 * float(ns.sum())))
+    top = lengths.size - 1
+    if top >= 2:
+        sums = np.empty(top + 1)
+        term = ns[:lengths[2]] * qs[:lengths[2]] ** 2
+        sums[2] = term.sum()
+        for m in range(3, top + 1):          # the weights taking part shrink with m
+            term = term[:lengths[m]] * qs[:lengths[m]]
+            sums[m] = term.sum()
+        coef = 0.5 * sums[2:] / np.arange(2, top + 1)
+        out += _matvec(_vander(delta / dmax, top)[:, 2:], coef)
     return out
 
 
-def _cgf_on_nodes(r, n, delta):
-    """_cgf_nonlinear on node groups of increasing |delta| (fewer direct logs)."""
+def _cgf_groups(r, n, delta):
+    """_cgf_nonlinear on node groups of increasing |delta| (fewer direct logs):
+    yields (end, values) for consecutive groups delta[start:end] (|delta| is
+    increasing along the contour)."""
     mod = np.abs(delta)
     dmax = float(mod.max()) if mod.size else 0.0
-    out = np.empty(delta.shape, np.complex128)
     lo = 0
     for frac in (0.25, 0.5, 1.0):
         hi = int(np.searchsorted(mod, frac * dmax, side="right")) if frac < 1.0 else mod.size
         if hi > lo:
-            out[lo:hi] = _cgf_nonlinear(r, n, delta[lo:hi])
+            yield hi, _cgf_nonlinear(r, n, delta[lo:hi])
         lo = max(lo, hi)
+
+
+def _cgf_on_nodes(r, n, delta):
+    """_cgf_nonlinear on all nodes, in groups of increasing |delta|."""
+    out = np.empty(delta.shape, np.complex128)
+    lo = 0
+    for hi, values in _cgf_groups(r, n, delta):
+        out[lo:hi] = values
+        lo = hi
     return out
 
 
@@ -285,17 +300,47 @@ def _strip(al: float, z: float) -> float:
     return 2.0 * (-z) / (1.0 + math.sqrt(1.0 + 4.0 * al * (-z)))
 
 
-def _probe(W: _Weights, r, c: float, s0: float, sb: float, al: float) -> float:
+# Probes sum the weights with r |s - s0| <= _PROBE_RHO by the first _PROBE_ORDER
+# terms of the series of log(1 - r (s - s0)), from suffix sums of n r^m (when
+# there are more than _PROBE_MIN distinct weights); the log-modulus is then off
+# by at most 1e-11 N / 9.9 (N the number of weights), far below what a probe
+# decides (thresholds log(_TAIL) = -48 and 2).
+_PROBE_RHO = 0.1
+_PROBE_ORDER = 10
+_PROBE_MIN = 512
+
+
+def _suffix_moments(W: _Weights, r: NDArray[np.float64]) -> NDArray[np.float64] | None:
+    """S[m - 1, k] = sum_{j >= k} n_j r_j^m, m = 1.._PROBE_ORDER (None for few weights)."""
+    if r.size <= _PROBE_MIN:
+        return None
+    out = np.empty((_PROBE_ORDER, r.size))
+    term = W.n.copy()
+    with np.errstate(over="ignore"):
+        for m in range(_PROBE_ORDER):
+            term = term * r
+            out[m] = np.cumsum(term[::-1])[::-1]
+    return out
+
+
+def _probe(W: _Weights, r, c: float, s0: float, sb: float, al: float,
+           mom: NDArray[np.float64] | None = None) -> float:
     """Where |integrand| has dropped below _TAIL on the parabola of shape ``al``
     (probes at t = 4 * 1.25^j), or -1 if it first rises above e^2 times its
-    value at the saddle point."""
+    value at the saddle point.  ``mom``: _suffix_moments(W, r), or None to sum
+    every weight directly."""
     t = 4.0
+    powers = np.arange(1, _PROBE_ORDER + 1)
     while t < 1e4:
         dp = (al * t * t + 1j * t) / sb
-        x = r * dp.real
-        y = r * dp.imag
-        logmod = (-0.25 * float(W.n @ np.log1p(x * (x - 2.0) + y * y)) - c * dp.real
+        nd = r.size if mom is None else int(np.searchsorted(-r, -_PROBE_RHO / abs(dp), side="right"))
+        x = r[:nd] * dp.real
+        y = r[:nd] * dp.imag
+        logmod = (-0.25 * _dot(W.n[:nd], np.log1p(x * (x - 2.0) + y * y)) - c * dp.real
                   - math.log(abs(1.0 + dp / s0)) + math.log(abs(1.0 - 2j * al * t)))
+        if nd < r.size:
+            # log|1 - r d| = -Re sum_m (r d)^m / m for the rest
+            logmod += 0.5 * float(((dp ** powers / powers) * mom[:, nd]).real.sum())
         if logmod > 2.0:
             return -1.0
         if logmod < math.log(_TAIL):
@@ -318,13 +363,14 @@ def _build(W: _Weights, c: float, upper: bool) -> _Contour:
     kp = 0.5 * float(nr.sum())
     nr2 = nr * r
     b2 = 0.5 * float(nr2.sum()) + 1.0 / (s0 * s0)
-    b3 = float(nr2 @ r) - 2.0 / (s0 * s0 * s0)
+    b3 = _dot(nr2, r) - 2.0 / (s0 * s0 * s0)
     sb = math.sqrt(b2)
     zb = sb / float(r[0])            # nearest branch point, in units of 1/sb
     zp = -s0 * sb                    # the pole at s = 0
     al = max(min(b3 / (6.0 * b2 * sb), _GAMMA * 0.25 / zb), _ALPHA_MIN)
+    mom = _suffix_moments(W, r)
     for _shape in range(_SHAPES):
-        ct, al = _discretise(W, r, d0, c, upper, s0, u0, k0, kp, sb, zb, zp, al)
+        ct, al = _discretise(W, r, d0, c, upper, s0, u0, k0, kp, sb, zb, zp, al, mom=mom)
         if ct is not None and ct.ok:
             return ct
         if ct is not None:       # resolved, but the step check failed 4 times
@@ -333,7 +379,8 @@ def _build(W: _Weights, c: float, upper: bool) -> _Contour:
         # passes too close above a dense run of branch points.  Flatten it.
         al *= 0.5
     if ct is None:
-        ct, al = _discretise(W, r, d0, c, upper, s0, u0, k0, kp, sb, zb, zp, al, force=True)
+        ct, al = _discretise(W, r, d0, c, upper, s0, u0, k0, kp, sb, zb, zp, al, force=True,
+                             mom=mom)
     warn_caller(f"egmlib.gchi2: the quadrature self-check failed at c = {c!r} (normalised); "
                 "the result may be inaccurate")
     return ct._replace(ok=False)
@@ -370,7 +417,7 @@ def _step_agrees(fine: float, coarse: float, h: float, strip: float) -> bool:
 
 def _discretise(W: _Weights, r, d0, c: float, upper: bool, s0: float, u0: float, k0: float,
                 kp: float, sb: float, zb: float, zp: float, al: float,
-                force: bool = False) -> tuple[_Contour | None, float]:
+                force: bool = False, mom=None) -> tuple[_Contour | None, float]:
     """Truncation and step on the parabola of shape ``al``.
 
     Returns the contour and the shape used (``al`` is flattened further if the
@@ -382,7 +429,7 @@ def _discretise(W: _Weights, r, d0, c: float, upper: bool, s0: float, u0: float,
     # the parabola climbs over a ridge of |exp(K(s) - s c)| (dense clusters of
     # branch points), flatten it (smaller a) until the modulus decays.
     for _flatten in range(8):
-        tmax = _probe(W, r, c, s0, sb, al)
+        tmax = _probe(W, r, c, s0, sb, al, mom)
         if tmax > 0.0:
             break
         al *= 0.25
@@ -399,16 +446,24 @@ def _discretise(W: _Weights, r, d0, c: float, upper: bool, s0: float, u0: float,
             nodes += 1
         t = h * np.arange(nodes)
         dl = (al * t * t + 1j * t) / sb
-        cg = _cgf_on_nodes(r, W.n, dl)
         lg = np.log1p(dl / s0)
         fac = 1.0 - 2j * al * t
+        cg = np.empty(nodes, np.complex128)
+        lo = 0
+        for hi, values in _cgf_groups(r, W.n, dl):
+            cg[lo:hi] = values
+            lo = hi
+            # unresolved already on the inner nodes: skip the costly outer ones
+            if not force and hi < nodes and _phase_step(
+                    np.exp(cg[:hi] + (kp - c) * dl[:hi] - lg[:hi]) * fac[:hi]) > _MAX_PHASE_STEP:
+                return None, al
         wt = np.full(nodes, h / (math.pi * sb))
         wt[0] *= 0.5
         ct = _Contour(upper, c, s0, u0, k0, kp, sb, dl, cg, lg, fac, wt, r, d0, True)
         em = np.exp(cg + (kp - c) * dl - lg) * fac
         if not force and _phase_step(em) > _MAX_PHASE_STEP:
             return None, al
-        if _step_agrees(float(wt @ em.real), 2.0 * float(wt[::2] @ em.real[::2]), h, strip):
+        if _step_agrees(_dot(wt, em.real), 2.0 * _dot(wt[::2], em.real[::2]), h, strip):
             return ct, al
         h *= 0.5
     return ct._replace(ok=False), al
@@ -421,8 +476,8 @@ def _log_mass(ct: _Contour, c: float) -> tuple[float, float, bool, float]:
     """
     ed = np.exp(ct.cg + (ct.kp - c) * ct.dl) * ct.fac
     em = ed * np.exp(-ct.lg)
-    tm = float(ct.wt @ em.real)
-    td = float(ct.wt @ ed.real)
+    tm = _dot(ct.wt, em.real)
+    td = _dot(ct.wt, ed.real)
     a = _log_scale(ct, c)
     if not tm > 0.0:
         return -math.inf, 0.0, False, -math.inf
@@ -463,21 +518,31 @@ def _two_prod(a: float, b: float) -> tuple[float, float]:
 _TOL_RATIONAL = 1e-17
 
 
-def _series_orders(q: NDArray[np.float64], tol: float) -> NDArray[np.intp]:
-    """Smallest orders M_k >= 0 with q_k^(M_k+1) / (1 - q_k) <= tol, for q
-    descending in [0, 1); made non-increasing (never smaller) so that the
-    weights taking part in power m form a prefix."""
-    with np.errstate(divide="ignore"):
-        lq = np.log(q)
-        m = np.ceil((math.log(tol) + np.log1p(-q)) / lq) - 1.0
-    m = np.clip(np.where(q > 0.0, m, 0.0), 0.0, 200.0)
-    return np.maximum.accumulate(m[::-1])[::-1].astype(np.intp)
+@functools.lru_cache(maxsize=64)
+def _series_roots(tol: float) -> NDArray[np.float64]:
+    """theta_m with theta^m / (1 - theta) = tol, m = 1..200 (fixed-point
+    iteration; its contraction factor theta / (m (1 - theta)) is below 0.02
+    for tol <= 1e-17)."""
+    m = np.arange(1, 201, dtype=np.float64)
+    theta = tol ** (1.0 / m)
+    for _ in range(40):
+        theta = (tol * (1.0 - theta)) ** (1.0 / m)
+    theta.setflags(write=False)
+    return theta
 
 
-def _prefix_lengths(orders: NDArray[np.intp]) -> NDArray[np.intp]:
-    """L[m] = number of k with orders[k] >= m, m = 0..orders[0]."""
-    top = int(orders[0]) if orders.size else 0
-    return np.searchsorted(-orders, -np.arange(top + 1), side="right")
+def _series_lengths(q: NDArray[np.float64], tol: float) -> NDArray[np.intp]:
+    """For q descending in [0, 1/2]: L[m] = the number of k with
+    q_k^m / (1 - q_k) > tol, m = 0, 1, ..., the largest m with L[m] > 0 (at
+    most 200).  Truncating the geometric series of 1 / (1 - q_k z), |z| <= 1,
+    after z^(m-1) leaves at most q_k^m / (1 - q_k), so weight k needs the powers
+    m with m < M_k + 1 exactly when it is among the first L[m]: a prefix,
+    found by bisection (searchsorted) against the root theta_m of
+    theta^m / (1 - theta) = tol instead of a logarithm per weight."""
+    # q^m / (1 - q) > tol <=> q > theta_m; a hair below, so never too short
+    lengths = np.searchsorted(-q, -_series_roots(tol) * (1.0 - 1e-12), side="left")
+    top = int(np.count_nonzero(lengths))
+    return np.concatenate(([q.size], lengths[:top]))
 
 
 def _split(ct: _Contour) -> tuple[NDArray[np.float64], int, NDArray[np.complex128]]:
@@ -534,14 +599,14 @@ def _weight_sums(ct: _Contour, e: NDArray[np.complex128]) -> NDArray[np.float64]
         y = np.multiply.outer(ct.r[:nd], ct.dl.imag)
         om = 1.0 - x
         den = om * om + y * y                 # 1 / (om - i y) = (om + i y) / den
-        g[:nd] = (om / den) @ e.real - (y / den) @ e.imag
+        g[:nd] = _matvec(om / den, e.real) - _matvec(y / den, e.imag)
     if nd < q.size:
         qs = q[nd:]
-        orders = _series_orders(qs, _TOL_RATIONAL)
-        lengths = _prefix_lengths(orders)
-        mom = (e @ _vander(z, int(orders[0]))).real
+        lengths = _series_lengths(qs, _TOL_RATIONAL)
+        top = lengths.size - 1
+        mom = np.einsum("k,km->m", e, _vander(z, top)).real
         acc = np.zeros(qs.size)
-        for m in range(int(orders[0]), -1, -1):
+        for m in range(top, -1, -1):
             n_m = lengths[m]
             acc[:n_m] = acc[:n_m] * qs[:n_m] + mom[m]
         g[nd:] = acc
@@ -558,18 +623,17 @@ def _rational(ct: _Contour, a: NDArray[np.float64]) -> NDArray[np.complex128]:
         y = np.multiply.outer(ct.r[:nd], ct.dl.imag)
         om = 1.0 - x
         den = om * om + y * y
-        out += coef[:nd] @ (om / den) + 1j * (coef[:nd] @ (y / den))
+        out += np.einsum("j,jk->k", coef[:nd], om / den) + 1j * np.einsum("j,jk->k", coef[:nd], y / den)
     if nd < q.size:
         qs, cs = q[nd:], coef[nd:]
-        orders = _series_orders(qs, _TOL_RATIONAL)
-        lengths = _prefix_lengths(orders)
-        sums = np.empty(int(orders[0]) + 1)
+        lengths = _series_lengths(qs, _TOL_RATIONAL)
+        sums = np.empty(lengths.size)
         term = cs.copy()
         sums[0] = term.sum()
         for m in range(1, sums.size):
             term = term[:lengths[m]] * qs[:lengths[m]]
             sums[m] = term.sum()
-        out += _vander(z, sums.size - 1) @ sums
+        out += np.einsum("km,m->k", _vander(z, sums.size - 1), sums)
     return out
 
 
@@ -612,7 +676,11 @@ class _Pair(NamedTuple):
 
 
 def _pair(arr: NDArray[np.float64]) -> _Pair:
-    return _Pair(_prepare(arr, _TAU_UPPER), _prepare(arr, _TAU_LOWER), arr)
+    up = _prepare(arr, _TAU_UPPER)
+    key = arr / float(arr.max())
+    if np.any((key > _TAU_LOWER) & (key <= _TAU_UPPER)):
+        return _Pair(up, _prepare(arr, _TAU_LOWER), arr)
+    return _Pair(up, up, arr)             # the same weights are kept
 
 
 def _evaluate(P: _Pair, c: float, ct: _Contour | None = None):
@@ -665,7 +733,7 @@ def _log_small_density(W: _Weights, c: float) -> float:
             return math.inf
         if half > 1.0:
             return -math.inf
-    base = -half * math.log(2.0) - math.lgamma(half) - 0.5 * float(W.n @ np.log(W.w))
+    base = -half * math.log(2.0) - math.lgamma(half) - 0.5 * _dot(W.n, np.log(W.w))
     return (half - 1.0) * math.log(c) + base if half != 1.0 else base
 
 
@@ -680,8 +748,9 @@ def _log1mexp(x: float) -> float:
 
 def _pearson(W: _Weights, prob: float, upper: bool) -> float:
     """Three-moment (shifted gamma) approximation of a quantile."""
-    s2 = float(W.n @ (W.w * W.w))
-    s3 = float(W.n @ (W.w ** 3))
+    w2 = W.w * W.w
+    s2 = _dot(W.n, w2)
+    s3 = _dot(W.n, w2 * W.w)
     theta = 2.0 * s3 / s2
     nu = 2.0 * s2 / theta ** 2
     shift = W.mean - nu * theta
@@ -693,7 +762,7 @@ def _small_c(W: _Weights, q: float) -> float:
     """c with (c/2)^(N/2) / (Gamma(N/2 + 1) prod sqrt(w)) = q, a lower bound
     of the quantile P(Q <= c) = q (the left side bounds the cdf from above)."""
     half = 0.5 * W.count
-    lw = float(W.n @ np.log(W.w))
+    lw = _dot(W.n, np.log(W.w))
     return 2.0 * math.exp((math.log(q) + math.lgamma(half + 1.0) + 0.5 * lw) / half)
 
 
