@@ -141,9 +141,11 @@ def _drop_bound(weights: ArrayLike, tau: float) -> float:
 # --------------------------------------------------------------------------
 def _one_minus_2ws(W: _Weights, s: float, u: float) -> NDArray[np.float64]:
     """1 - 2 w s for all weights, accurate also when s is close to 1/2."""
-    if s <= 0.0:
-        return 1.0 - 2.0 * s * W.w
-    return np.where(W.big, W.omw + W.w * u, 1.0 - 2.0 * s * W.w)
+    out = 1.0 - (2.0 * s) * W.w
+    if s > 0.0:
+        nb = int(np.searchsorted(-W.w, -0.5, side="left"))    # the weights > 1/2 lead
+        out[:nb] = W.omw[:nb] + W.w[:nb] * u
+    return out
 
 
 def _upper_point(x: float) -> tuple[float, float]:
@@ -315,10 +317,10 @@ def _strip(al: float, z: float) -> float:
 # Probes sum the weights with r |s - s0| <= _PROBE_RHO by the first _PROBE_ORDER
 # terms of the series of log(1 - r (s - s0)), from suffix sums of n r^m (when
 # there are more than _PROBE_MIN distinct weights); the log-modulus is then off
-# by at most 1e-11 N / 9.9 (N the number of weights), far below what a probe
-# decides (thresholds log(_TAIL) = -48 and 2).
-_PROBE_RHO = 0.1
-_PROBE_ORDER = 10
+# by at most N 0.05^7 / (7 * 0.95) < 1.2e-10 N (N the number of weights), far
+# below what a probe decides (thresholds log(_TAIL) = -48 and 2).
+_PROBE_RHO = 0.05
+_PROBE_ORDER = 6
 _PROBE_MIN = 512
 
 

@@ -620,3 +620,48 @@ def test_isf_gradient_closed_forms_and_dropped_weights():
 def test_isf_gradient_rejects_invalid_p(p, error):
     with pytest.raises(error, match="p must"):
         gchi2.isf_gradient(p, [1.0])
+
+
+# --------------------------------------------------------------------------
+# the fast paths at large d against their exact counterparts
+# --------------------------------------------------------------------------
+@pytest.mark.parametrize("tol", [1e-17, 1e-25, 1e-30])
+def test_series_lengths_against_brute_force(tol):
+    """The prefix lengths L[m] (weights needing power m) equal a per-weight
+    search for the smallest order M with q^(M+1) / (1 - q) <= tol."""
+    q = np.sort(np.random.default_rng(1).uniform(0.0, 0.5, 3000))[::-1]
+    q[-5:] = 0.0
+    orders = np.array([next(m for m in range(400) if x ** (m + 1) / (1 - x) <= tol) for x in q])
+    brute = [int(np.sum(orders >= m)) for m in range(orders.max() + 1)]
+    np.testing.assert_array_equal(gchi2._series_lengths(q, tol), brute)
+
+
+@pytest.mark.parametrize("family,alpha,p", [("lin", 0.5, 1e-4), ("sq", 1.0, 1e-12), ("lin", 0.1, 1e-2)])
+def test_probes_with_moments_match_exact_probes(family, alpha, p):
+    """The truncation probe that sums small weights by suffix moments returns
+    the same truncation point as the probe with one logarithm per weight."""
+    w = zipf_weights(family, alpha, 20_000)
+    W = gchi2._pair(np.asarray(w)).up
+    c = isf(p, w) / w.max()
+    s0, u0 = gchi2._saddle(W, c, True)
+    r = 2.0 * W.w / gchi2._one_minus_2ws(W, s0, u0)
+    sb = math.sqrt(0.5 * float(W.n @ (r * r)) + 1.0 / s0**2)
+    mom = gchi2._suffix_moments(W, r, sb)
+    assert mom is not None
+    for al in (0.5, 0.1, 0.02, 0.005):
+        assert gchi2._probe(W, r, c, s0, sb, al, mom) == gchi2._probe(W, r, c, s0, sb, al)
+
+
+def test_accurate_sum_is_correctly_rounded():
+    t = -np.random.default_rng(2).uniform(0.0, 1e-2, 100_000) ** 3
+    assert gchi2._accurate_sum(t) == math.fsum(t)
+
+
+def test_results_do_not_depend_on_blas():
+    """Sums are numpy's own: a quantile at d = 1e5 is bit-identical with
+    BLAS limited to one thread (when threadpoolctl is importable)."""
+    threadpoolctl = pytest.importorskip("threadpoolctl")
+    w = zipf_weights("lin", 0.5, 100_000)
+    c = isf(1e-6, w)
+    with threadpoolctl.threadpool_limits(1):
+        assert isf(1e-6, w) == c
