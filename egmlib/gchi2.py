@@ -250,12 +250,16 @@ def _cgf_nonlinear(r: NDArray[np.float64], n: NDArray[np.float64],
     lengths = _series_lengths(qs, _TOL_CGF / (8.0 * float(ns.sum())))
     top = lengths.size - 1
     if top >= 2:
-        sums = np.empty(top + 1)
-        term = ns[:lengths[2]] * qs[:lengths[2]] ** 2
-        sums[2] = term.sum()
-        for m in range(3, top + 1):          # the weights taking part shrink with m
-            term = term[:lengths[m]] * qs[:lengths[m]]
-            sums[m] = term.sum()
+        n2 = int(lengths[2])
+        if n2 * top <= _SMALL:               # one table (extra tiny terms are harmless)
+            sums = np.einsum("j,jm->m", ns[:n2], _power_table(qs[:n2], top))
+        else:
+            sums = np.empty(top + 1)
+            term = ns[:n2] * qs[:n2] ** 2
+            sums[2] = term.sum()
+            for m in range(3, top + 1):      # the weights taking part shrink with m
+                term = term[:lengths[m]] * qs[:lengths[m]]
+                sums[m] = term.sum()
         coef = 0.5 * sums[2:] / np.arange(2, top + 1)
         out += _matvec(_vander(delta / dmax, top)[:, 2:], coef)
     return out
@@ -572,6 +576,19 @@ def _split(ct: _Contour) -> tuple[NDArray[np.float64], int, NDArray[np.complex12
     return q, nd, ct.dl / dmax
 
 
+# Below this many (weight, power) pairs the power sums are one table instead of
+# a loop over the powers with shrinking prefixes.
+_SMALL = 65536
+
+
+def _power_table(q: NDArray[np.float64], top: int) -> NDArray[np.float64]:
+    """q_j^m for m = 0..top, shape (q.size, top + 1)."""
+    out = np.ones((q.size, top + 1))
+    if top:
+        out[:, 1:] = np.cumprod(np.broadcast_to(q[:, None], (q.size, top)), axis=1)
+    return out
+
+
 def _vander(z: NDArray[np.complex128], top: int) -> NDArray[np.complex128]:
     """z^m at every node, m = 0..top."""
     out = np.ones((z.size, top + 1), np.complex128)
@@ -623,11 +640,14 @@ def _weight_sums(ct: _Contour, e: NDArray[np.complex128]) -> NDArray[np.float64]
         lengths = _series_lengths(qs, _TOL_RATIONAL)
         top = lengths.size - 1
         mom = np.einsum("k,km->m", e, _vander(z, top)).real
-        acc = np.zeros(qs.size)
-        for m in range(top, -1, -1):
-            n_m = lengths[m]
-            acc[:n_m] = acc[:n_m] * qs[:n_m] + mom[m]
-        g[nd:] = acc
+        if qs.size * top <= _SMALL:
+            g[nd:] = np.einsum("jm,m->j", _power_table(qs, top), mom)
+        else:
+            acc = np.zeros(qs.size)
+            for m in range(top, -1, -1):
+                n_m = lengths[m]
+                acc[:n_m] = acc[:n_m] * qs[:n_m] + mom[m]
+            g[nd:] = acc
     return g / ct.d0
 
 
@@ -645,12 +665,15 @@ def _rational(ct: _Contour, a: NDArray[np.float64]) -> NDArray[np.complex128]:
     if nd < q.size:
         qs, cs = q[nd:], coef[nd:]
         lengths = _series_lengths(qs, _TOL_RATIONAL)
-        sums = np.empty(lengths.size)
-        term = cs.copy()
-        sums[0] = term.sum()
-        for m in range(1, sums.size):
-            term = term[:lengths[m]] * qs[:lengths[m]]
-            sums[m] = term.sum()
+        if qs.size * lengths.size <= _SMALL:
+            sums = np.einsum("j,jm->m", cs, _power_table(qs, lengths.size - 1))
+        else:
+            sums = np.empty(lengths.size)
+            term = cs.copy()
+            sums[0] = term.sum()
+            for m in range(1, sums.size):
+                term = term[:lengths[m]] * qs[:lengths[m]]
+                sums[m] = term.sum()
         out += np.einsum("km,m->k", _vander(z, sums.size - 1), sums)
     return out
 
