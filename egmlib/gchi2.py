@@ -268,9 +268,17 @@ def _cgf_nonlinear(r: NDArray[np.float64], n: NDArray[np.float64],
 def _cgf_groups(r, n, delta):
     """_cgf_nonlinear on node groups of increasing |delta| (fewer direct logs):
     yields (end, values) for consecutive groups delta[start:end] (|delta| is
-    increasing along the contour)."""
+    increasing along the contour).  One group when there are many weights and
+    few of them need direct logarithms anyway (each group costs a pass of
+    power sums over the weights)."""
     mod = np.abs(delta)
     dmax = float(mod.max()) if mod.size else 0.0
+    if r.size > _PROBE_MIN and (int(np.searchsorted(-r * dmax, -_RHO, side="right")) * mod.size
+                                <= r.size):
+        # few direct logarithms even on the outermost nodes: one group, one set
+        # of power sums over the many weights
+        yield mod.size, _cgf_nonlinear(r, n, delta)
+        return
     lo = 0
     for frac in (0.25, 0.5, 1.0):
         hi = int(np.searchsorted(mod, frac * dmax, side="right")) if frac < 1.0 else mod.size
