@@ -59,6 +59,7 @@ test: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python bench/bench_numerics.py
+	$(BIN)/python bench/bench_quantile_scale.py
 	$(BIN)/python bench/bench_mechanisms.py
 
 clean:

@@ -16,11 +16,12 @@ module computes the exact answers to the questions its Discussion leaves open:
 * :func:`two_stage_error` -- the error of the whole pipeline when the centre is
   itself estimated privately with a share ``rho`` of the budget.
 
-Tail probabilities come from the contour integral of :mod:`egmlib.gchi2`; the
-derivatives with respect to the weights, which :mod:`egmlib.gchi2` does not
-expose, come from the same integral with one extra rational factor (see the
-Notes of :func:`isf_gradient`), evaluated here by a small private implementation
-of the same method.  All reported quantiles are those of :func:`egmlib.gchi2.isf`.
+Tail probabilities, densities and the derivatives with respect to the weights
+all come from the contour integral of :mod:`egmlib.gchi2` (its nodes, with one
+extra rational factor for the derivatives and the clipping error; see the Notes
+of :func:`egmlib.gchi2.isf_gradient`).  :func:`isf_gradient` is
+:func:`egmlib.gchi2.isf_gradient`, re-exported here.  All reported quantiles
+are those of :func:`egmlib.gchi2.isf`.
 """
 
 from __future__ import annotations
@@ -28,16 +29,16 @@ from __future__ import annotations
 import math
 import numbers
 from dataclasses import dataclass
-from typing import NamedTuple
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy import optimize, special
 from scipy.stats import norm
 
-from egmlib._validation import check_array, check_positive, check_real, warn_caller, overflow_guard
-from egmlib.gchi2 import _MAX_PHASE_STEP, _phase_step, _step_agrees, _strip
+from egmlib import gchi2 as _g
+from egmlib._validation import check_array, check_positive, check_real, overflow_guard, warn_caller
 from egmlib.gchi2 import isf as _gchi2_isf
+from egmlib.gchi2 import isf_gradient
 from egmlib.gchi2 import sf as _gchi2_sf
 from egmlib.privacy import analytic_sigma
 from egmlib.scaling import (
@@ -62,19 +63,8 @@ __all__ = [
 ]
 
 # --------------------------------------------------------------------------
-# contour integrals (private): the method of egmlib.gchi2, with extra factors
+# contour integrals: the engine of egmlib.gchi2
 # --------------------------------------------------------------------------
-# Shape of the parabola and truncation, as in egmlib.gchi2.
-_ALPHA_MIN = 0.02
-_GAMMA = 0.5
-_TAIL = 1e-22
-# Flatten the parabola at most this many times when the integrand is unresolved.
-_SHAPES = 6
-# Weights with r |s - s0| above this are handled by direct logarithms, the others
-# by power series in tiers (upper edges of the tiers).
-_RHO = 0.5
-_TIER_EDGES = (_RHO, 0.1, 1e-2, 1e-4, 1e-8)
-_TOL_SERIES = 1e-17
 # Gauss-Legendre nodes for the radial integral of the clipping error.
 _GL_NODES = 48
 _GL_U, _GL_W = np.polynomial.legendre.leggauss(_GL_NODES)
@@ -82,277 +72,17 @@ _GL_U = 0.5 * (_GL_U + 1.0)
 _GL_W = 0.5 * _GL_W
 
 
-class _Weights(NamedTuple):
-    scale: float                 # the largest weight (unit of c)
-    w: NDArray[np.float64]       # distinct positive weights / scale, ascending
-    n: NDArray[np.float64]       # their multiplicities
-    inverse: NDArray[np.intp]    # index into w of every positive input weight
-    positive: NDArray[np.bool_]  # which input weights are positive
-    mean: float                  # E Q / scale
+def _quantile_and_gradient(w: NDArray[np.float64], p: float,
+                           guess: float | None = None) -> tuple[float, NDArray[np.float64]]:
+    """gchi2's quantile c (p <= 1/2) and dc/dw, Newton started at ``guess``."""
+    P = _g._pair(w)
+    cn, ct = _g._isf_norm(P, p, None if guess is None else guess / P.up.scale)
+    return cn * P.up.scale, _g._gradient_norm(P, cn, ct)
 
 
-def _weights(arr: NDArray[np.float64]) -> _Weights:
-    positive = arr > 0
-    scale = float(arr.max())
-    u, inverse, counts = np.unique(arr[positive] / scale, return_inverse=True, return_counts=True)
-    n = counts.astype(np.float64)
-    return _Weights(scale, u, n, inverse, positive, float(n @ u))
-
-
-class _Contour(NamedTuple):
-    upper: bool                   # s0 > 0 (integrals give P(. > c)) or s0 < 0 (-P(. <= c))
-    c0: float                     # threshold (normalised) at which it was built
-    s0: float                     # crossing of the real axis, in (-inf, 1/2)
-    k0: float                     # K(s0)
-    sb: float                     # natural scale of c at s0
-    dl: NDArray[np.complex128]    # s - s0 at the nodes
-    s: NDArray[np.complex128]     # the nodes
-    kd: NDArray[np.complex128]    # K(s) - K(s0)
-    fac: NDArray[np.complex128]   # (1 - 2 i a t) h / (pi sb), half weight at t = 0
-    d0: NDArray[np.float64]       # 1 - 2 w s0 for every distinct weight
-    r: NDArray[np.float64]        # 2 w / d0
-    direct: NDArray[np.intp]      # weights evaluated directly
-    tiers: tuple                  # (indices, order) of the power-series tiers
-    q: NDArray[np.float64]        # r * max |s - s0|
-    zp: NDArray[np.complex128]    # (dl / max|dl|)^m, m = 0..order, shape (nodes, order + 1)
-    ok: bool                      # discretisation checks passed
-
-
-def _tiers(q: NDArray[np.float64], n: NDArray[np.float64]) -> tuple[NDArray[np.intp], tuple, int]:
-    """Direct indices, series tiers (indices, order) and the largest order."""
-    direct = np.flatnonzero(q > _RHO)
-    tiers = []
-    top = 0
-    for j, hi in enumerate(_TIER_EDGES):
-        lo = _TIER_EDGES[j + 1] if j + 1 < len(_TIER_EDGES) else -1.0
-        idx = np.flatnonzero((q <= hi) & (q > lo))
-        if idx.size == 0:
-            continue
-        qt = float(q[idx].max())
-        nt = float(n[idx].sum())
-        order = 1
-        while qt ** (order + 1) / (1.0 - qt) * max(1.0, nt / (order + 1)) > _TOL_SERIES and order < 200:
-            order += 1
-        tiers.append((idx, order))
-        top = max(top, order)
-    return direct, tuple(tiers), top
-
-
-def _direct_logs(r: NDArray[np.float64], n: NDArray[np.float64],
-                 dl: NDArray[np.complex128]) -> NDArray[np.complex128]:
-    """-1/2 sum_j n_j log(1 - r_j dl) at every node, in real arithmetic."""
-    x = np.multiply.outer(dl.real, r)
-    y = np.multiply.outer(dl.imag, r)
-    re = 0.5 * np.log1p(x * (x - 2.0) + y * y)
-    im = np.arctan2(-y, 1.0 - x)
-    return -0.5 * (re @ n + 1j * (im @ n))
-
-
-def _nodes(W: _Weights, r: NDArray[np.float64], dl: NDArray[np.complex128]):
-    """K(s) - K(s0) at the nodes, with the tiers and powers used for it."""
-    dmax = float(np.abs(dl).max())
-    q = r * dmax
-    direct, tiers, top = _tiers(q, W.n)
-    kd = _direct_logs(r[direct], W.n[direct], dl) if direct.size else np.zeros(dl.shape, np.complex128)
-    z = dl / dmax if dmax > 0 else dl
-    zp = np.ones((dl.size, top + 1), np.complex128)
-    if top:
-        zp[:, 1:] = np.cumprod(np.broadcast_to(z[:, None], (z.size, top)), axis=1)
-        coef = np.zeros(top + 1)
-        for idx, order in tiers:
-            powers = np.cumprod(np.broadcast_to(q[idx, None], (idx.size, order)), axis=1)
-            coef[1:order + 1] += W.n[idx] @ powers
-        coef[1:] *= 0.5 / np.arange(1, top + 1)
-        kd = kd + zp @ coef
-    return kd, direct, tiers, q, zp
-
-
-def _build(W: _Weights, c: float) -> _Contour:
-    """Contour through the saddle point of K(s) - s c - log|s|, c > 0 normalised.
-
-    On the side of 0 that gives the smaller tail: s0 in (0, 1/2) if c >= E Q
-    (the integral of exp(K(s) - s c) / s is P(Q > c)), else s0 < 0 (it is -P(Q <= c)).
-    """
-    w, n = W.w, W.n
-    upper = c >= W.mean
-    if upper:
-        def excess(x: float) -> float:     # K'(s) - c - 1/s with u = 1 - 2 s = exp(x)
-            u = math.exp(x)
-            return float(n @ (w / ((1.0 - w) + w * u))) - c + 2.0 / math.expm1(x)
-
-        x0 = optimize.brentq(excess, -700.0, math.log1p(-1e-15), xtol=1e-14, rtol=1e-14)
-        s0 = -0.5 * math.expm1(x0)
-        d0 = (1.0 - w) + w * math.exp(x0)
-    else:
-        def excess(x: float) -> float:     # K'(s) - c - 1/s with s = -exp(x)
-            return float(n @ (w / (1.0 + 2.0 * w * math.exp(x)))) - c + math.exp(-x)
-
-        x0 = optimize.brentq(excess, -700.0, 700.0, xtol=1e-14, rtol=1e-14)
-        s0 = -math.exp(x0)
-        d0 = 1.0 + 2.0 * w * math.exp(x0)
-    r = 2.0 * w / d0
-    k0 = -0.5 * float(n @ np.log(d0))
-    nr2 = n * r * r
-    b2 = 0.5 * float(nr2.sum()) + 1.0 / s0**2
-    b3 = float(nr2 @ r) - 2.0 / s0**3
-    sb = math.sqrt(b2)
-    zb = sb / float(r.max())
-    al = max(min(b3 / (6.0 * b2 * sb), _GAMMA * 0.25 / zb), _ALPHA_MIN)
-    resolved = False
-    for _shape in range(_SHAPES):
-        ct, resolved = _discretise(W, r, c, upper, s0, k0, d0, sb, zb, al)
-        if resolved:
-            if ct.ok:
-                return ct
-            break
-        al *= 0.5        # the integrand turns faster than the step resolves: flatten
-    if not resolved:     # refine the step on the flattest shape regardless
-        ct, _ = _discretise(W, r, c, upper, s0, k0, d0, sb, zb, al, force=True)
-    warn_caller(f"egmlib.optimal: the quadrature self-check failed at c = {c!r} (normalised); "
-                "the result may be inaccurate")
-    return ct._replace(ok=False)
-
-
-def _discretise(W: _Weights, r: NDArray[np.float64], c: float, upper: bool, s0: float, k0: float,
-                d0: NDArray[np.float64], sb: float, zb: float, al: float,
-                force: bool = False) -> tuple[_Contour, bool]:
-    """Truncation and step on the parabola of shape ``al`` (as egmlib.gchi2):
-    the contour (ok=False if the step check failed five times) and whether the
-    integrand is resolved (egmlib.gchi2._phase_step; not tested if ``force``)."""
-    n = W.n
-    strip = min(_strip(al, zb), _strip(al, -s0 * sb))
-    h = min(math.pi * math.sqrt(2.0 / math.log(2e18)), 2.0 * math.pi * 0.9 * strip / math.log(1e20))
-    tmax = 6.0
-    while tmax < 1e5:
-        dp = (al * tmax * tmax + 1j * tmax) / sb
-        x, y = r * dp.real, r * dp.imag
-        logmod = (-0.25 * float(n @ np.log1p(x * (x - 2.0) + y * y)) - c * dp.real
-                  - math.log(abs(1.0 + dp / s0)) + math.log(abs(1.0 - 2j * al * tmax)))
-        if logmod < math.log(_TAIL):
-            break
-        tmax *= 1.3
-    for _ in range(5):
-        nodes = int(math.ceil(tmax / h)) + 1
-        nodes += 1 - nodes % 2
-        t = h * np.arange(nodes)
-        dl = (al * t * t + 1j * t) / sb
-        fac = (1.0 - 2j * al * t) * (h / (math.pi * sb))
-        fac[0] *= 0.5
-        kd, direct, tiers, q, zp = _nodes(W, r, dl)
-        ct = _Contour(upper, c, s0, k0, sb, dl, s0 + dl, kd, fac, d0, r, direct, tiers, q, zp, True)
-        e = np.exp(kd - dl * c) * fac / ct.s * (1.0 if upper else -1.0)
-        if not force and _phase_step(e) > _MAX_PHASE_STEP:
-            return ct, False
-        if _step_agrees(float(e.real.sum()), 2.0 * float(e.real[::2].sum()), h, strip):
-            return ct, True
-        h *= 0.5
-    return ct._replace(ok=False), True
-
-
-def _kernel(ct: _Contour, c: float) -> tuple[NDArray[np.complex128], float]:
-    """Node values of exp(K(s) - s c) (ds / dt) / (2 pi i), relative to exp(scale)."""
-    return np.exp(ct.kd - ct.dl * c) * ct.fac, ct.k0 - ct.s0 * c
-
-
-def _usable(ct: _Contour | None, c: float, reach: float, mean: float) -> bool:
-    """Whether ct may be reused at c (same side of the mean, within ``reach``
-    natural units, tail negligible)."""
-    if ct is None or abs(c - ct.c0) > reach * ct.sb or (c >= mean) != ct.upper:
-        return False
-    e = np.exp(ct.kd[-1].real - ct.dl[-1].real * c) * abs(ct.fac[-1])
-    return bool(e <= 1e-18 * abs(ct.fac[0]))
-
-
-def _sf_density(ct: _Contour, c: float) -> tuple[float, float]:
-    """P(Q > c) and the density of Q at c (normalised units)."""
-    e, scale = _kernel(ct, c)
-    m = math.exp(scale)
-    tail = float((e / ct.s).real.sum()) * m
-    return (tail if ct.upper else 1.0 + tail), float(e.real.sum()) * m
-
-
-def _rational(ct: _Contour, a: NDArray[np.float64]) -> NDArray[np.complex128]:
-    """sum_j a_j / (1 - 2 w_j s) at every node (a_j per distinct weight)."""
-    out = np.zeros(ct.dl.shape, np.complex128)
-    i = ct.direct
-    if i.size:
-        x = np.multiply.outer(ct.r[i], ct.dl.real)
-        y = np.multiply.outer(ct.r[i], ct.dl.imag)
-        om = 1.0 - x
-        den = om * om + y * y                     # 1 / (om - i y) = (om + i y) / den
-        coef = a[i] / ct.d0[i]
-        out += (coef @ (om / den)) + 1j * (coef @ (y / den))
-    for idx, order in ct.tiers:   # 1 / (1 - r dl) = sum_m q^m z^m
-        powers = np.ones((idx.size, order + 1))
-        powers[:, 1:] = np.cumprod(np.broadcast_to(ct.q[idx, None], (idx.size, order)), axis=1)
-        out += ct.zp[:, :order + 1] @ ((a[idx] / ct.d0[idx]) @ powers)
-    return out
-
-
-def _weight_derivative(ct: _Contour, c: float) -> NDArray[np.float64]:
-    """d P(Q > c) / d w_j for every distinct weight (normalised units).
-
-    The integrand is that of the density times 1 / (1 - 2 w_j s)
-    = 1 / (d0_j (1 - r_j (s - s0))).
-    """
-    e, scale = _kernel(ct, c)
-    g = np.empty(ct.r.size)
-    i = ct.direct
-    if i.size:
-        x = np.multiply.outer(ct.r[i], ct.dl.real)
-        y = np.multiply.outer(ct.r[i], ct.dl.imag)
-        om = 1.0 - x
-        den = om * om + y * y
-        g[i] = (om / den) @ e.real - (y / den) @ e.imag   # Re sum_k e_k / (1 - r_j dl_k)
-    if ct.tiers:
-        mom = (ct.zp.T @ e).real                           # Re sum_k e_k z_k^m
-        for idx, order in ct.tiers:
-            powers = np.ones((idx.size, order + 1))
-            powers[:, 1:] = np.cumprod(np.broadcast_to(ct.q[idx, None], (idx.size, order)), axis=1)
-            g[idx] = powers @ mom[:order + 1]
-    return g / ct.d0 * math.exp(scale)
-
-
-def _pearson(W: _Weights, p: float) -> float:
-    """Three-moment (shifted gamma) approximation of the upper p-quantile."""
-    s1 = float(W.n @ W.w)
-    s2 = float(W.n @ W.w**2)
-    s3 = float(W.n @ W.w**3)
-    theta = 2.0 * s3 / s2
-    nu = 2.0 * s2 / theta**2
-    c = s1 - nu * theta + theta * float(special.gammainccinv(nu, p))
-    return c if c > 0.0 else s1
-
-
-def _isf(W: _Weights, p: float, guess: float | None = None) -> tuple[float, _Contour]:
-    """Normalised c with P(Q > c) = p (p <= 1/2): safeguarded Newton on log P."""
-    c = _pearson(W, p) if guess is None or not guess > 0.0 else guess
-    target = math.log(p)
-    lo, hi = 0.0, math.inf
-    ct = None
-    for _ in range(100):
-        if not _usable(ct, c, 0.3, W.mean):
-            ct = _build(W, c)
-        sf, dens = _sf_density(ct, c)
-        if not (sf > 0.0 and dens > 0.0) and ct.c0 != c:
-            ct = _build(W, c)
-            sf, dens = _sf_density(ct, c)
-        g = math.log(sf) - target
-        if g > 0.0:
-            lo = c
-        else:
-            hi = c
-        cn = c + g * sf / dens
-        if abs(cn - c) <= 1e-14 * c:
-            return cn, ct
-        if not lo < cn < hi:
-            cn = math.sqrt(lo * hi) if lo > 0.0 and math.isfinite(hi) else (0.5 * hi if math.isfinite(hi) else 2.0 * c)
-        c = cn
-    raise RuntimeError("optimal: quantile iteration did not converge")  # pragma: no cover
-
-
-def _clip_integral(W: _Weights, a: NDArray[np.float64], radius: float) -> tuple[float, float]:
-    """V = sum_j a_j E[(1 - C / R_j)_+^2] and dV/dC, R_j^2 = Q + w_j chi2_2 (normalised).
+def _clip_integral(P: _g._Pair, a_full: NDArray[np.float64], radius: float) -> tuple[float, float]:
+    """V = sum_j a_j E[(1 - C / R_j)_+^2] and dV/dC, R_j^2 = Q + w_j chi2_2
+    (normalised by the largest weight; ``a_full`` has one entry per weight of P).
 
     Accurate to about 1e-12 relative (a contour is reused within 4 natural units
     on either side of where it was built).
@@ -361,30 +91,41 @@ def _clip_integral(W: _Weights, a: NDArray[np.float64], radius: float) -> tuple[
     = int_0^1 2 (1 - v) P(R > C / v) dv, and
     d/dC E(1 - C/R)_+^2 = -2 E[(1 - C/R)_+ / R] = -(2 / C) int_0^1 (2 v - 1) P(R > C / v) dv.
     sum_j a_j P(Q + w_j chi2_2 > c) is the sf integral with the factor
-    sum_j a_j / (1 - 2 w_j s).  Below v_lo the integrand is < 1e-14 of its value
+    sum_j a_j / (1 - 2 w_j s) (gchi2's contour; weights gchi2 drops as negligible
+    contribute the factor 1).  Below v_lo the integrand is < 1e-14 of its value
     at v = 1 (Chernoff bounds); Gauss-Legendre in log v on [log v_lo, 0].
     """
-    ct = _build(W, radius * radius)
+    shares = {}
+
+    def build(c: float):
+        upper = c >= P.up.mean
+        if upper not in shares:
+            kept, idx = _g._distinct_index(P.arr, _g._TAU_UPPER if upper else _g._TAU_LOWER)
+            a = np.zeros((P.up if upper else P.low).w.size)
+            np.add.at(a, idx, a_full[kept])
+            shares[upper] = (a, float(a_full[~kept].sum()))
+        ct = _g._build(P.up if upper else P.low, c, upper)
+        a, rest = shares[upper]
+        return ct, (_g._rational(ct, a) + rest) * _g._inverse_s(ct)
+
+    ct, hs = build(radius * radius)
     if ct.upper:
         v_lo = 1.0 / math.sqrt(1.0 + 32.0 / (ct.s0 * radius * radius))
     else:   # Chernoff at s = 1/4: P(Q + w chi2_2 > c) <= 2 exp(K(1/4) - c/4) < 1e-14
-        k_quarter = -0.5 * float(W.n @ np.log1p(-0.5 * W.w))
+        k_quarter = -0.5 * float(np.sum(np.log1p(-0.5 * P.arr / P.up.scale)))
         v_lo = radius / math.sqrt(4.0 * (k_quarter + math.log(2.0) + 32.3))
     span = -math.log(v_lo)                          # nodes uniform in log v
     v = np.exp(-span * _GL_U)                       # decreasing v: increasing c
     jac = span * _GL_W * v
     tails = np.empty(_GL_NODES)
-    total_a = float(a.sum())
-    hs = None
+    total_a = float(a_full.sum())
     for k in range(_GL_NODES):
         c = radius * radius / (v[k] * v[k])
-        if hs is None or not _usable(ct, c, 4.0, W.mean):
-            if hs is not None:           # centre the next contour ahead of c
-                ct = _build(W, c + 3.5 * ct.sb)
-                if not _usable(ct, c, 4.0, W.mean):
-                    ct = _build(W, c)
-            hs = _rational(ct, a) / ct.s
-        e, scale = _kernel(ct, c)
+        if not _g._usable(ct, c, 4.0, P.up.mean):
+            ct, hs = build(c + 3.5 * ct.sb)      # centre the next contour ahead of c
+            if not _g._usable(ct, c, 4.0, P.up.mean):
+                ct, hs = build(c)
+        e, scale = _g._kernel(ct, c)
         tails[k] = float((e * hs).real.sum()) * math.exp(scale) + (0.0 if ct.upper else total_a)
     value = float(jac @ (2.0 * (1.0 - v) * tails))
     slope = -2.0 / radius * float(jac @ ((2.0 * v - 1.0) * tails))
@@ -412,81 +153,6 @@ def _count(name: str, value: object) -> float:
 # --------------------------------------------------------------------------
 # 1. the gradient of the quantile
 # --------------------------------------------------------------------------
-@overflow_guard
-def isf_gradient(p: float, weights: ArrayLike) -> tuple[float, NDArray[np.float64]]:
-    """Upper quantile of ``Q = sum_j w_j Z_j^2`` and its gradient in the weights.
-
-    Parameters
-    ----------
-    p : float
-        Tail probability in ``(0, 1/2]``.
-    weights : array_like, shape (d,)
-        Weights ``w_j >= 0``, finite, not all zero.
-
-    Returns
-    -------
-    c : float
-        ``egmlib.gchi2.isf(p, weights)``: ``P(Q > c) = p``.
-    gradient : numpy.ndarray, shape (d,)
-        ``dc / dw_j = E[Z_j^2 | Q = c]``; it satisfies ``sum_j w_j dc/dw_j = c``
-        (``c`` is homogeneous of degree 1 in ``w``) and equals 1 where ``w_j = 0``.
-
-    Raises
-    ------
-    ValueError
-        If ``p`` is outside ``(0, 1/2]`` or the weights are invalid.
-
-    Notes
-    -----
-    Implicit differentiation of ``P(Q > c(w)) = p`` gives
-    ``dc/dw_j = (dP/dw_j) / f(c)`` with ``f`` the density of ``Q``.  With
-    ``K(s) = -1/2 sum_j log(1 - 2 w_j s)``,
-    ``P(Q > c) = (2 pi i)^-1 int exp(K(s) - s c) / s ds`` on a contour crossing the
-    real axis in ``(0, 1 / (2 max w))``, and ``dK/dw_j = s / (1 - 2 w_j s)``, so
-
-    .. math:: \\frac{\\partial P}{\\partial w_j}
-              = \\frac{1}{2\\pi i}\\int \\frac{e^{K(s) - s c}}{1 - 2 w_j s}\\,ds ,
-              \\qquad f(c) = \\frac{1}{2\\pi i}\\int e^{K(s) - s c}\\,ds .
-
-    The first integral is the density at ``c`` of ``Q + w_j (Z'^2 + Z''^2)``; since
-    ``z f_{chi2_1}(z) = f_{chi2_3}(z)``, the ratio is ``E[Z_j^2 | Q = c]``.  All
-    ``d`` derivatives share the nodes of one contour (the parabola of
-    :func:`egmlib.gchi2.sf`, trapezoidal rule), so the gradient costs about one
-    tail probability.
-
-    References
-    ----------
-    imhof1961, trefethen2014
-
-    Examples
-    --------
-    >>> c, g = isf_gradient(0.05, [1.0])           # c = w q: dc/dw = q
-    >>> print(round(c, 6), np.round(g, 6))
-    3.841459 [3.841459]
-    >>> c, g = isf_gradient(1e-3, [1.0, 0.5, 0.0])
-    >>> print(np.round(g, 4), round(float(g @ [1.0, 0.5, 0.0]) / c, 12))
-    [10.4114  2.2946  1.    ] 1.0
-    """
-    pp = _tail_probability("p", p)
-    arr = check_array("weights", weights, nonnegative=True)
-    if not np.any(arr > 0):
-        raise ValueError("weights must contain at least one value > 0, got all zeros")
-    c = float(_gchi2_isf(pp, arr))
-    if not math.isfinite(c):
-        raise ValueError(
-            f"weights too large in magnitude for isf_gradient (max {float(arr.max())!r}): the quantile "
-            "overflows double precision; rescale the weights (the quantile is proportional to their scale)"
-        )
-    W = _weights(arr)
-    cn = c / W.scale
-    ct = _build(W, cn)
-    _, dens = _sf_density(ct, cn)
-    dist = _weight_derivative(ct, cn) / dens
-    grad = np.ones(arr.shape)
-    grad[W.positive] = dist[W.inverse]
-    return c, grad
-
-
 # --------------------------------------------------------------------------
 # 2. the exactly optimal scaling
 # --------------------------------------------------------------------------
@@ -584,29 +250,20 @@ def optimal_scaling(sigmas: ArrayLike, p: float) -> OptimalScaling:
     def evaluate(x: NDArray[np.float64]) -> tuple[float, NDArray[np.float64], float]:
         lw = x - special.logsumexp(x)
         w = np.exp(lw)
-        W = _weights(w)
-        guess = None if state["c"] is None else state["c"] / W.scale
-        cn, ct = _isf(W, pp, guess)
-        state["c"] = cn * W.scale
-        _, dens = _sf_density(ct, cn)
-        m = np.ones(w.shape)
-        m[W.positive] = (_weight_derivative(ct, cn) / dens)[W.inverse]
+        c, m = _quantile_and_gradient(w, pp, state["c"])
+        state["c"] = c
         log_terms = 2.0 * logs - lw
         log_s = special.logsumexp(log_terms)
-        grad = w * m / (cn * W.scale) - np.exp(log_terms - log_s)
-        return math.log(cn * W.scale) + log_s, grad, float(np.abs(grad).max())
+        grad = w * m / c - np.exp(log_terms - log_s)
+        return math.log(c) + log_s, grad, float(np.abs(grad).max())
 
     x0 = np.log(lemma_w)
     if logs.size == 1:
         x_opt, evals = x0, 0
     else:
         w0 = lemma_w
-        W0 = _weights(w0)
-        c0, ct0 = _isf(W0, pp)
-        _, dens0 = _sf_density(ct0, c0)
-        m0 = np.ones(w0.shape)
-        m0[W0.positive] = (_weight_derivative(ct0, c0) / dens0)[W0.inverse]
-        pre = np.sqrt(w0 * m0 / (c0 * W0.scale) + w0)      # tail share + noise share
+        c0, m0 = _quantile_and_gradient(w0, pp)
+        pre = np.sqrt(w0 * m0 / c0 + w0)      # tail share + noise share
 
         def fun(y: NDArray[np.float64]) -> tuple[float, NDArray[np.float64]]:
             state["evals"] += 1
@@ -736,11 +393,9 @@ def _clip_error_at_radius(sig: NDArray[np.float64], b: NDArray[np.float64],
     w = (b[pos] * sig[pos]) ** 2
     if radius <= 0.0:
         return float(np.sum(sig**2)), -math.inf
-    W = _weights(w)
-    a = np.zeros(W.w.size)
-    np.add.at(a, W.inverse, sig[pos] ** 2)
-    root = math.sqrt(W.scale)
-    value, slope = _clip_integral(W, a, radius / root)
+    P = _g._pair(w)
+    root = math.sqrt(P.up.scale)
+    value, slope = _clip_integral(P, sig[pos] ** 2, radius / root)
     return value, slope / root
 
 

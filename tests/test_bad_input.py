@@ -84,6 +84,8 @@ VALID: dict[str, tuple[tuple[object, ...], dict[str, object]]] = {
     "gchi2.sf": call(5.0, SIG3),
     "gchi2.cdf": call(5.0, SIG3),
     "gchi2.isf": call(1e-3, SIG3),
+    "gchi2.pdf": call(5.0, SIG3),
+    "gchi2.isf_gradient": call(1e-3, SIG3),
     # mechanisms
     "mechanisms.gaussian_mechanism": call([1.0, 2.0], 1.0, epsilon=1.0, delta=1e-6, rng=np.random.default_rng(1)),
     "mechanisms.elliptical_gaussian_mechanism": call(
@@ -235,6 +237,7 @@ INF_IS_AN_ANSWER = {
     "elliptical.epsilon_elliptical", "elliptical.tail_log_ratio",
     "elliptical.epsilon_gaussian", "elliptical.epsilon_multivariate_laplace",
     "elliptical.expected_sq_norm_t", "elliptical.expected_sq_norm_elliptical",  # diverging moments
+    "gchi2.pdf",  # the density of a single weight is +inf at c = 0
 }
 
 

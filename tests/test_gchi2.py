@@ -475,3 +475,193 @@ def test_lower_tail_of_very_skewed_weights(q):
     ref2 = _lower_tail_parabola(c, w, 0.3)
     assert rel(ref1, ref2) < 1e-15
     assert rel(cdf(c, w), ref1) < 1e-13
+
+
+# --------------------------------------------------------------------------
+# the density
+# --------------------------------------------------------------------------
+def _chi2_density(c, d, w):
+    """Density of w chi2_d at c, 40 digits."""
+    with mp.workdps(40):
+        x = mp.mpf(c) / w
+        half = mp.mpf(d) / 2
+        return (x / 2) ** (half - 1) * mp.exp(-x / 2) / (2 * mp.gamma(half) * w)
+
+
+@pytest.mark.parametrize("d", [1, 2, 3, 10, 1000, 100000])
+@pytest.mark.parametrize("z", [-3.0, 0.0, 3.0, 10.0, 40.0])
+def test_pdf_equal_weights_is_scaled_chi_square(d, z):
+    w = 2.5
+    c = w * max(d + z * math.sqrt(2 * d), 1e-3 * d)
+    assert rel(gchi2.pdf(c, np.full(d, w)), _chi2_density(c, d, w)) < 1e-12
+
+
+@pytest.mark.parametrize("w1,w2", [(1.0, 0.3), (2.0, 1e-3), (0.5, 0.49)])
+@pytest.mark.parametrize("c", [1e-6, 0.1, 1.0, 5.0, 40.0, 300.0])
+def test_pdf_two_weights_closed_form(w1, w2, c):
+    """f(q) = exp(-a q) I0(b q) / (2 sqrt(w1 w2)), a = (w1 + w2) / (4 w1 w2),
+    b = (w1 - w2) / (4 w1 w2), at 30 digits."""
+    with mp.workdps(30):
+        m1, m2, q = mp.mpf(w1), mp.mpf(w2), mp.mpf(c)
+        a = (m1 + m2) / (4 * m1 * m2)
+        b = (m1 - m2) / (4 * m1 * m2)
+        ref = mp.exp(-a * q) * mp.besseli(0, b * q) / (2 * mp.sqrt(m1 * m2))
+    assert rel(gchi2.pdf(c, [w1, w2]), ref) < 1e-12
+
+
+@pytest.mark.parametrize("c", [0.05, 1.0, 4.0, 30.0, 200.0])
+def test_pdf_hypoexponential(c):
+    """Each weight twice: Q is a sum of exponentials with rates 1 / (2 w_j),
+    f(c) = sum_j l_j exp(-l_j c) prod_{k != j} l_k / (l_k - l_j), at 50 digits
+    (the alternating sum needs them)."""
+    w = [1.0, 0.6, 0.3, 0.17, 0.05]
+    with mp.workdps(50):
+        lam = [1 / (2 * mp.mpf(x)) for x in w]
+        ref = mp.mpf(0)
+        for j, lj in enumerate(lam):
+            term = lj * mp.exp(-lj * c)
+            for k, lk in enumerate(lam):
+                if k != j:
+                    term *= lk / (lk - lj)
+            ref += term
+    assert rel(gchi2.pdf(c, np.repeat(w, 2)), ref) < 1e-12
+
+
+def test_pdf_near_zero_and_out_of_range():
+    # one weight: f(c) = (2 pi c w)^-1/2 exp(-c / (2 w)), also below 1e-300 max(w)
+    for c in (1e-305, 1e-200, 1e-50, 1e-3):
+        assert rel(gchi2.pdf(c, [0.7]), _chi2_density(c, 1, 0.7)) < 1e-13
+    # three weights, tiny c: c^(1/2) / (2^(3/2) Gamma(3/2) sqrt(w1 w2 w3))
+    w = [1.0, 0.5, 0.25]
+    for c in (1e-305, 1e-150, 1e-20):
+        ref = mp.sqrt(c) / (2 ** 1.5 * mp.gamma(1.5) * mp.sqrt(0.125))
+        assert rel(gchi2.pdf(c, w), ref) < 1e-12
+    assert gchi2.pdf(0.0, [2.0]) == math.inf
+    assert gchi2.pdf(0.0, [2.0, 0.5]) == pytest.approx(0.5, rel=1e-15)
+    assert gchi2.pdf(0.0, w) == 0.0
+    np.testing.assert_array_equal(gchi2.pdf([-1.0, -np.inf, np.inf, 1e6], w), 0.0)
+
+
+@pytest.mark.parametrize("family,alpha,d", [("lin", 0.5, 1000), ("sq", 1.0, 100), ("lin", 2.0, 30)])
+def test_pdf_is_the_derivative_of_cdf(family, alpha, d):
+    """Richardson-extrapolated central differences of cdf (the integral with
+    the factor 1 / s, another integrand) match the density in both tails."""
+    w = zipf_weights(family, alpha, d)
+    for p in (0.9, 0.5, 1e-3, 1e-9):
+        c = isf(p, w)
+        h = 1e-3 * math.sqrt(2.0 * float(w @ w))
+        d1 = (sf(c - h, w) - sf(c + h, w)) / (2 * h)
+        d2 = (sf(c - h / 2, w) - sf(c + h / 2, w)) / h
+        assert rel(gchi2.pdf(c, w), (4 * d2 - d1) / 3) < 1e-8
+
+
+def test_pdf_shapes_and_invalid_input():
+    assert isinstance(gchi2.pdf(1.0, [1.0]), float)
+    assert gchi2.pdf(np.ones((2, 3)), [1.0, 2.0]).shape == (2, 3)
+    with pytest.raises(ValueError, match="c must not contain NaN"):
+        gchi2.pdf([1.0, np.nan], [1.0])
+    with pytest.raises(ValueError, match="weights"):
+        gchi2.pdf(1.0, [1.0, -1.0])
+
+
+# --------------------------------------------------------------------------
+# the quantile's gradient in the weights
+# --------------------------------------------------------------------------
+def _fd_gradient(p, w, j, step=1e-5):
+    """Central difference of isf in log w_j."""
+    up, down = w.copy(), w.copy()
+    up[j] *= math.exp(step)
+    down[j] *= math.exp(-step)
+    return (isf(p, up) - isf(p, down)) / (2.0 * step * w[j])
+
+
+@pytest.mark.parametrize(
+    ("weights", "p"),
+    [
+        (np.array([1.0, 0.5, 0.25]), 1e-3),
+        (np.array([1.0, 1.0, 0.3, 0.3, 0.01]), 1e-8),      # ties
+        (zipf_weights("sq", 1.0, 40), 1e-6),                # series for small weights
+        (zipf_weights("lin", 0.5, 2000), 1e-12),
+        (np.array([0.2, 0.9, 0.4]), 0.4),                   # below the mean
+        (np.array([0.2, 0.9, 0.4, 1e-3]), 0.95),            # lower tail, p > 1/2
+    ],
+)
+def test_isf_gradient_matches_finite_differences(weights, p):
+    c, grad = gchi2.isf_gradient(p, weights)
+    assert c == isf(p, weights)
+    assert float(grad @ weights) == pytest.approx(c, rel=1e-13)        # Euler
+    for j in range(0, weights.size, max(1, weights.size // 6)):
+        # the difference quotient carries isf's own error (1e-14 c) over 2e-5 w_j
+        tol = 2e-7 * grad[j] + 1e-14 * c / (2e-5 * weights[j])
+        assert abs(grad[j] - _fd_gradient(p, weights, j)) <= tol
+
+
+@pytest.mark.parametrize("family,alpha", [("lin", 0.5), ("sq", 0.25), ("lin", 2.0)])
+def test_isf_gradient_euler_identity_at_scale(family, alpha):
+    """c is homogeneous of degree 1 in w: sum_j w_j dc/dw_j = c, d = 1e5."""
+    w = zipf_weights(family, alpha, 100_000)
+    for p in (1e-2, 1e-12):
+        c, grad = gchi2.isf_gradient(p, w)
+        assert float(grad @ w) == pytest.approx(c, rel=1e-12)
+        assert np.all(np.diff(grad) <= 1e-12 * grad[0])    # E[Z_j^2 | Q = c] grows with w_j
+
+
+def test_isf_gradient_closed_forms_and_dropped_weights():
+    c, g = gchi2.isf_gradient(1e-4, [2.0])                 # c = w q
+    assert g[0] == pytest.approx(c / 2.0, rel=1e-13)
+    c, g = gchi2.isf_gradient(1e-5, np.full(7, 0.3))       # symmetry
+    np.testing.assert_allclose(g, c / (7 * 0.3), rtol=1e-12)
+    c, g = gchi2.isf_gradient(1e-6, [1.0, 0.0, 1e-60, 0.5])   # zero and negligible weights: 1
+    assert g[1] == 1.0 and g[2] == 1.0
+
+
+@pytest.mark.parametrize(("p", "error"), [(0.0, ValueError), (1.0, ValueError), (np.nan, ValueError),
+                                          ("0.1", TypeError), ([0.1], TypeError)])
+def test_isf_gradient_rejects_invalid_p(p, error):
+    with pytest.raises(error, match="p must"):
+        gchi2.isf_gradient(p, [1.0])
+
+
+# --------------------------------------------------------------------------
+# the fast paths at large d against their exact counterparts
+# --------------------------------------------------------------------------
+@pytest.mark.parametrize("tol", [1e-17, 1e-25, 1e-30])
+def test_series_lengths_against_brute_force(tol):
+    """The prefix lengths L[m] (weights needing power m) equal a per-weight
+    search for the smallest order M with q^(M+1) / (1 - q) <= tol."""
+    q = np.sort(np.random.default_rng(1).uniform(0.0, 0.5, 3000))[::-1]
+    q[-5:] = 0.0
+    orders = np.array([next(m for m in range(400) if x ** (m + 1) / (1 - x) <= tol) for x in q])
+    brute = [int(np.sum(orders >= m)) for m in range(orders.max() + 1)]
+    np.testing.assert_array_equal(gchi2._series_lengths(q, tol), brute)
+
+
+@pytest.mark.parametrize("family,alpha,p", [("lin", 0.5, 1e-4), ("sq", 1.0, 1e-12), ("lin", 0.1, 1e-2)])
+def test_probes_with_moments_match_exact_probes(family, alpha, p):
+    """The truncation probe that sums small weights by suffix moments returns
+    the same truncation point as the probe with one logarithm per weight."""
+    w = zipf_weights(family, alpha, 20_000)
+    W = gchi2._pair(np.asarray(w)).up
+    c = isf(p, w) / w.max()
+    s0, u0 = gchi2._saddle(W, c, True)
+    r = 2.0 * W.w / gchi2._one_minus_2ws(W, s0, u0)
+    sb = math.sqrt(0.5 * float(W.n @ (r * r)) + 1.0 / s0**2)
+    mom = gchi2._suffix_moments(W, r, sb)
+    assert mom is not None
+    for al in (0.5, 0.1, 0.02, 0.005):
+        assert gchi2._probe(W, r, c, s0, sb, al, mom) == gchi2._probe(W, r, c, s0, sb, al)
+
+
+def test_accurate_sum_is_correctly_rounded():
+    t = -np.random.default_rng(2).uniform(0.0, 1e-2, 100_000) ** 3
+    assert gchi2._accurate_sum(t) == math.fsum(t)
+
+
+def test_results_do_not_depend_on_blas():
+    """Sums are numpy's own: a quantile at d = 1e5 is bit-identical with
+    BLAS limited to one thread (when threadpoolctl is importable)."""
+    threadpoolctl = pytest.importorskip("threadpoolctl")
+    w = zipf_weights("lin", 0.5, 100_000)
+    c = isf(1e-6, w)
+    with threadpoolctl.threadpool_limits(1):
+        assert isf(1e-6, w) == c
