@@ -140,8 +140,8 @@ def install_cell_source(address: PublicAddress) -> str:
             "    import egmlib  # noqa: F401\n"
             "except ModuleNotFoundError:\n"
             "    import importlib, os, subprocess, sys\n"
-            f"    subprocess.run([\"git\", \"clone\", \"--quiet\", \"--depth\", \"1\", \"--branch\", {address.branch!r},\n"
-            f"                    {address.repository!r}, \"egm-book\"], check=True)\n"
+            f"    subprocess.run([\"git\", \"clone\", \"--quiet\", \"--depth\", \"1\", \"--branch\", {json.dumps(address.branch)},\n"
+            f"                    {json.dumps(address.repository)}, \"egm-book\"], check=True)\n"
             "    subprocess.run([sys.executable, \"-m\", \"pip\", \"install\", \"--quiet\", \"./egm-book[colab]\"], check=True)\n"
             "    os.chdir(\"egm-book/chapters\")\n"
             "    importlib.invalidate_caches()")
