@@ -42,11 +42,13 @@ def _get(url: str) -> tuple[int, str]:
 @pytest.mark.slow
 def test_make_lab_serves_the_chapters_with_the_project_kernel(tmp_path):
     make = ["make", "--no-print-directory", f"VENV={VENV}", f"PYTHON={sys.executable}"]
-    if subprocess.run([*make, "-q", "venv"], cwd=ROOT).returncode != 0:
+    clean = {k: v for k, v in os.environ.items() if k not in ("MAKEFLAGS", "MFLAGS", "MAKELEVEL")}
+    if subprocess.run([*make, "-q", "venv"], cwd=ROOT, env=clean).returncode != 0:
         pytest.skip(f"{VENV} is not up to date with pyproject.toml (`make venv` installs it)")
     port, token = _free_port(), secrets.token_hex(16)
     args = f"--no-browser --ip=127.0.0.1 --port={port} --ServerApp.port_retries=0 --IdentityProvider.token={token}"
-    env = dict(os.environ, JUPYTER_CONFIG_DIR=str(tmp_path / "config"), JUPYTER_RUNTIME_DIR=str(tmp_path / "run"))
+    env = {k: v for k, v in os.environ.items() if k not in ("MAKEFLAGS", "MFLAGS", "MAKELEVEL")}
+    env |= {"JUPYTER_CONFIG_DIR": str(tmp_path / "config"), "JUPYTER_RUNTIME_DIR": str(tmp_path / "run")}
     log = (tmp_path / "lab.log").open("w")
     proc = subprocess.Popen([*make, "lab", f"LAB_ARGS={args}"], cwd=ROOT, env=env, stdout=log,
                             stderr=subprocess.STDOUT, start_new_session=True)

@@ -64,6 +64,9 @@ def _fake_python(tmp: Path, version: tuple[int, int, int]) -> Path:
 
 
 def _make(cwd: Path, *args: str, env: dict | None = None) -> subprocess.CompletedProcess:
+    """make in ``cwd``, free of the variables of a `make test` this may run under (MAKEFLAGS)."""
+    env = {k: v for k, v in (os.environ if env is None else env).items()
+           if k not in ("MAKEFLAGS", "MFLAGS", "MAKELEVEL", "PYTHON", "VENV")}
     return subprocess.run(["make", "--no-print-directory", *args], cwd=cwd, capture_output=True, text=True,
                           timeout=120, env=env)
 
@@ -130,7 +133,7 @@ def test_ci_run_takes_oldest_and_newest_and_skips_what_is_missing(tmp_path):
         (pyenv / "versions" / patch / "bin").mkdir(parents=True)
         _fake_version_reporter(pyenv / "versions" / patch / "bin" / "python3.13", "3.13")
     _fake_version_reporter(path_bin / "python3.12", "3.12")
-    env = {"PATH": str(path_bin), "PYENV_ROOT": str(pyenv), "MAKE": "echo", "HOME": str(tmp_path)}
+    env = {"PATH": str(path_bin), "PYENV_ROOT": str(pyenv), "MAKE": "echo", "HOME": str(tmp_path)}  # nothing inherited
     run = subprocess.run([shutil.which("bash"), str(repo / ".ci" / "run")], capture_output=True, text=True, env=env)
     assert run.returncode == 0, run.stdout + run.stderr
     assert f"test PYTHON={path_bin}/python3.11\n" in run.stdout
