@@ -72,7 +72,8 @@ def read(root: Path) -> PublicAddress:
     data = tomllib.loads((Path(root) / "pyproject.toml").read_text())
     tool = data.get("tool", {}).get("egm-book", {})
     repository = tool.get("repository", "")
-    if not isinstance(repository, str) or (repository and not GITHUB.fullmatch(repository)):
+    if not isinstance(repository, str) or (repository and (not GITHUB.fullmatch(repository)
+                                                            or repository.endswith(".git"))):
         raise ValueError("pyproject.toml [tool.egm-book] repository must be \"\" or "
                          f"\"https://github.com/OWNER/REPO\" (no trailing slash or .git), got {repository!r}")
     branch = tool.get("branch", "")
@@ -80,8 +81,8 @@ def read(root: Path) -> PublicAddress:
         raise ValueError("pyproject.toml [tool.egm-book] branch must be a git branch name "
                          f"(letters, digits, . _ / -), got {branch!r}")
     raw_date = tool.get("date-released")
-    try:
-        date = datetime.date.fromisoformat(raw_date)
+    try:  # a TOML date (unquoted) or a string
+        date = raw_date if type(raw_date) is datetime.date else datetime.date.fromisoformat(raw_date)
     except (TypeError, ValueError):
         raise ValueError("pyproject.toml [tool.egm-book] date-released must be a date "
                          f"\"YYYY-MM-DD\", got {raw_date!r}") from None

@@ -88,9 +88,10 @@ def test_settings_are_read_and_checked(tmp_path):
     assert egmlib.__version__ == address.version  # installed metadata, not a second copy
     for bad, match in [({"repository": "https://github.com/egm-book/egm-book/"}, "repository"),
                        ({"repository": "github.com/a/b"}, "repository"),
+                       ({"repository": "https://github.com/a/b.git"}, "repository"),
                        ({"branch": "a b"}, "branch"),
                        ({"date-released": "2026-02-30"}, "date-released")]:
-        root = _with_settings(tmp_path / str(len(match)) / next(iter(bad)), **bad)
+        root = _with_settings(tmp_path / str(abs(hash(str(bad)))), **bad)
         with pytest.raises(ValueError, match=rf"\[tool\.egm-book\] {match} must be"):
             pa.read(root)
 
