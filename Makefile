@@ -1,41 +1,82 @@
 # The two commands of the README: `make book` and `make test`.
-# Both bootstrap a local virtual environment (.venv) from the pins in
-# pyproject.toml; it is re-installed only when pyproject.toml changes.
+# Both bootstrap a local virtual environment from the pins in pyproject.toml;
+# it is re-installed only when pyproject.toml changes.
+#
+# Python: any version that requires-python in pyproject.toml allows (3.11 to
+# 3.13).  The default `python3` gets .venv; another one, e.g.
+# `make test PYTHON=python3.13`, gets its own .venv-3.13, so that the two never
+# fight over one environment.  An unsupported or missing PYTHON stops make with
+# one line saying what is needed (scripts/python_version.py).
 
 SHELL := /bin/bash
 .SHELLFLAGS := -eo pipefail -c
 .DEFAULT_GOAL := help
 
 PYTHON ?= python3
-VENV := .venv
-BIN := $(VENV)/bin
-STAMP := $(VENV)/.installed-$(shell sha256sum pyproject.toml | cut -c1-16)
-JB_FLAGS := -W -n --keep-going
+NO_PYTHON_GOALS := help clean
+ifneq ($(filter-out $(NO_PYTHON_GOALS),$(or $(MAKECMDGOALS),$(.DEFAULT_GOAL))),)
+PYVER := $(shell $(PYTHON) scripts/python_version.py '$(PYTHON)' 2>/dev/null)
+ifeq ($(PYVER),)
+$(error error: PYTHON=$(PYTHON) does not run; the book needs Python $(shell sed -n 's/^requires-python = "\(.*\)"/\1/p' pyproject.toml): install one and pass it, e.g. make test PYTHON=/usr/bin/python3.12)
+endif
+ifneq ($(filter error:%,$(PYVER)),)
+$(error $(PYVER))
+endif
+endif
 
-.PHONY: help venv book pdf notebooks test bench clean
+ifeq ($(origin PYTHON),file)
+VENV ?= .venv
+else
+VENV ?= .venv-$(PYVER)
+endif
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed-$(PYVER)-$(shell sha256sum pyproject.toml | cut -c1-16)
+# cffconvert pins jsonschema 3 (the book needs 4): it lives in its own environment.
+CFF_ENV := $(VENV)/tools/cffconvert
+CFFCONVERT := $(CFF_ENV)/bin/cffconvert
+JB_FLAGS := -W -n --keep-going
+# `make lab LAB_ARGS="--no-browser --port=8899"` passes options to JupyterLab.
+LAB_ARGS ?=
+
+.PHONY: help venv book pdf notebooks lab test bench clean public-address
 
 help:
 	@echo "make book       build the HTML book into _build/html (executes every chapter; with the PDF if LaTeX is installed)"
 	@echo "make test       unit tests, doctests, nbval on every chapter, and a book build"
 	@echo "make pdf        build the whole book as a PDF into _build/latex/egm-book.pdf"
 	@echo "make notebooks  re-execute every chapter in place (stored outputs)"
+	@echo "make lab        JupyterLab on chapters/ with the project's kernel, to rerun the notebooks"
 	@echo "make bench      run the benchmarks in bench/"
 	@echo "make clean      remove _build and caches"
 
 $(STAMP): pyproject.toml
+	@# a venv made by another Python (python3 was upgraded) is made afresh
+	@if [ -x $(BIN)/python ] && [ "$$($(BIN)/python scripts/python_version.py x 2>/dev/null)" != "$(PYVER)" ]; then \
+	  echo "$(VENV) holds another Python than $(PYVER): re-creating it"; rm -rf $(VENV); fi
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e ".[book,test,bench]"
+	$(BIN)/python -m pip install --quiet -e ".[book,test,bench,lab]"
 	$(BIN)/python -m ipykernel install --sys-prefix --name python3 --display-name "Python 3 (egmlib)" >/dev/null
 	rm -f $(VENV)/.installed-*
 	touch $(STAMP)
 
 venv: $(STAMP)
 
+$(CFFCONVERT): scripts/cffconvert-requirements.txt | $(STAMP)
+	rm -rf $(CFF_ENV)
+	$(BIN)/python -m venv $(CFF_ENV)
+	$(CFF_ENV)/bin/python -m pip install --quiet -r scripts/cffconvert-requirements.txt
+	touch $@
+
+# The public address, version and date of pyproject.toml [tool.egm-book] into
+# CITATION.cff and the chapters' Colab install cell (no change when in step).
+public-address: $(STAMP)
+	$(BIN)/python scripts/public_address.py write
+
 # The site links the PDF when LaTeX is installed (built first, so that the
 # landing page can link it); without LaTeX, or if the PDF fails its checks, the
 # site is built all the same and its landing page says how to get the PDF.
-book: $(STAMP)
+book: $(STAMP) public-address
 	@if needs=$$($(BIN)/python scripts/pdf_tools.py needs); then \
 	  $(MAKE) --no-print-directory pdf || echo "warning: make pdf failed (see above); the site is built without the PDF"; \
 	  else echo "$$needs"; echo "note: the site is built without the PDF (see make pdf)"; fi
@@ -54,8 +95,15 @@ pdf: $(STAMP)
 notebooks: $(STAMP)
 	$(BIN)/python scripts/execute_notebooks.py chapters
 
-test: $(STAMP)
-	$(BIN)/python -m pytest --nbval --nbval-current-env --nbval-sanitize-with nbval_sanitize.cfg
+# JupyterLab (pinned in pyproject.toml) on chapters/, with the project's kernel:
+# the environment's own kernel spec comes before any of the user's.  As root (a
+# container), JupyterLab refuses to start without --allow-root.
+lab: $(STAMP)
+	JUPYTER_PREFER_ENV_PATH=1 $(BIN)/jupyter-lab --ServerApp.root_dir=chapters \
+	  $(if $(filter 0,$(shell id -u)),--allow-root) $(LAB_ARGS)
+
+test: $(STAMP) $(CFFCONVERT)
+	CFFCONVERT=$(abspath $(CFFCONVERT)) JUPYTER_PREFER_ENV_PATH=1 $(BIN)/python -m pytest --nbval --nbval-current-env --nbval-sanitize-with nbval_sanitize.cfg
 
 bench: $(STAMP)
 	$(BIN)/python bench/bench_numerics.py

@@ -14,6 +14,8 @@ optimal scaling, box clipping, the clipping-probability trade-off, a private cen
 
 from __future__ import annotations
 
+import importlib.metadata as _metadata
+
 from egmlib import bounds, elliptical, gchi2, mechanisms, optimal, privacy, scaling, symbolic, zipf
 from egmlib.bounds import bernstein_radius2, bernstein_t_max, theorem4_applies, theorem4_error_bound
 from egmlib.mechanisms import (
@@ -30,7 +32,10 @@ from egmlib.privacy import analytic_sigma, classic_sigma, gaussian_delta
 from egmlib.scaling import clip_radius, egm_error, egm_scaling, gaussian_data_scaling, noise_error
 from egmlib.zipf import improvement_ratio, zipf_sigmas
 
-__version__ = "0.1.0"
+try:  # the version is written once, in pyproject.toml
+    __version__: str = _metadata.version("egmlib")
+except _metadata.PackageNotFoundError:  # a source tree that is not installed
+    __version__ = "0+unknown"
 
 __all__: list[str] = [
     "__version__",

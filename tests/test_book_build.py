@@ -97,3 +97,39 @@ def test_api_reference_documents_every_public_name(built_site: Path):
             if inspect.isfunction(obj) and inspect.signature(obj).parameters:
                 assert "Parameters\n----------" in doc, f"egmlib.{name}.{public}: no numpydoc Parameters section"
             assert f'id="egmlib.{name}.{public}"' in page, f"egmlib.{name}.{public} is not in the API reference"
+
+
+def test_site_links_only_addresses_the_setting_produces(built_site: Path):
+    """No page of the book links the project's hosts (GitHub, Binder, Colab) except where
+    the public address of pyproject.toml says (tests/test_public_address.py)."""
+    from test_public_address import assert_only_produced, governed_links, pa
+
+    address = pa.read(ROOT)
+    chapters = [str(p.relative_to(ROOT)) for p in sorted((ROOT / "chapters").glob("*.ipynb"))]
+    pages = sorted(built_site.rglob("*.html"))
+    assert len(pages) > len(chapters)
+    for page in pages:
+        links = governed_links(page.read_text(errors="replace"))
+        assert_only_produced(links, address, chapters, str(page.relative_to(built_site)))
+
+
+def test_landing_page_bibtex_parses(built_site: Path):
+    """The "How to cite" box of the landing page is BibTeX that pybtex reads, with the
+    version, year and (when set) URL of pyproject.toml."""
+    import html
+    import re
+
+    from pybtex.database import parse_string
+    from test_public_address import pa
+
+    landing = yaml.safe_load((ROOT / "_toc.yml").read_text())["root"]  # index.html only redirects there
+    page = (built_site / f"{landing}.html").read_text()
+    box = re.search(r'<div class="[^"]*how-to-cite[^"]*".*?<pre>(.*?)</pre>', page, re.S)
+    assert box, "no BibTeX box on the landing page"
+    entries = parse_string(html.unescape(re.sub(r"<[^>]+>", "", box.group(1))), "bibtex").entries
+    assert len(entries) == 1
+    entry = next(iter(entries.values()))
+    address = pa.read(ROOT)
+    assert entry.fields["version"] == address.version
+    assert entry.fields["year"] == str(address.date.year)
+    assert entry.fields.get("url") == (address.repository or None)
