@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import dataclasses
 import inspect
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -81,11 +82,13 @@ def replace_field(field: str, change: Callable[[Any], Any]) -> Callable[[Any], A
     return lambda res: dataclasses.replace(res, **{field: change(getattr(res, field))})
 
 
-def noise_times(factor: float, noiseless: Callable[[inspect.BoundArguments, Any], Any]) -> Callable[[Fn], Fn]:
+def noise_times(factor: float | Callable[[Any], float],
+                noiseless: Callable[[inspect.BoundArguments, Any], Any]) -> Callable[[Fn], Fn]:
     """A mechanism whose noise is ``factor`` times too large (or small), nothing else changed.
 
-    ``noiseless(bound_arguments, result)`` gives the value before noise; the
-    mechanism's own draw is kept, so the random stream is unchanged.
+    ``factor`` may be a function of the mechanism's result; ``noiseless(bound_arguments,
+    result)`` gives the value before noise. The mechanism's own draw is kept, so the
+    random stream is unchanged.
     """
     def make(f: Fn) -> Fn:
         signature = inspect.signature(f)
@@ -94,11 +97,12 @@ def noise_times(factor: float, noiseless: Callable[[inspect.BoundArguments, Any]
             bound = signature.bind(*args, **kwargs)
             bound.apply_defaults()
             res = f(*args, **kwargs)
+            k = factor(res) if callable(factor) else factor
             if isinstance(res, np.ndarray):
                 exact = np.asarray(bound.arguments["value"], dtype=float)
-                return exact + factor * (res - exact)
+                return exact + k * (res - exact)
             exact = noiseless(bound, res)
-            return dataclasses.replace(res, estimate=exact + factor * (res.estimate - exact))
+            return dataclasses.replace(res, estimate=exact + k * (res.estimate - exact))
         return mutant
     return make
 
@@ -147,25 +151,43 @@ def _last_negated(minors: list) -> list:
     return [*minors[:-1], -minors[-1]]
 
 
-def _lambda_off(point: dict) -> dict:
+def _lambda_unsquared(point: dict) -> dict:
     import sympy as sp
 
-    return {k: (v * sp.Rational(101, 100) if str(k) == "lambda" else v) for k, v in point.items()}
+    return {k: (sp.sqrt(v) if str(k) == "lambda" else v) for k, v in point.items()}
 
 
-def _alternating(rel: float) -> Callable[[Any], Any]:
-    return lambda b: b * (1 + rel * (-1.0) ** np.arange(np.size(b)))
+def _analytic_is_classic(f: Fn) -> Fn:
+    def mutant(epsilon: float, delta: float, sensitivity: float = 1.0) -> float:
+        return sensitivity * math.sqrt(2 * math.log(1.25 / delta)) / epsilon
+    return mutant
 
 
-def _default_p(factor: float) -> Callable[[Fn], Fn]:
-    """gaussian_data_mechanism with the default clipping probability ``factor / n``."""
-    def make(f: Fn) -> Fn:
-        def mutant(X: Any, *args: Any, clip_probability: Any = None, **kwargs: Any) -> Any:
-            if clip_probability is None:
-                clip_probability = min(1.0, factor / len(X))
-            return f(X, *args, clip_probability=clip_probability, **kwargs)
-        return mutant
-    return make
+def _variances_not_squared(f: Fn) -> Fn:
+    """clip_radius with covariance diag(b sigma), as the study prints it, not diag((b sigma)^2)."""
+    def mutant(sigmas: Any, scaling: Any, p: Any) -> Any:
+        s, b = np.asarray(sigmas, dtype=float), np.asarray(scaling, dtype=float)
+        return f(np.sqrt(s * b) / b, b, p)
+    return mutant
+
+
+def _knorm_printed_scaling(f: Fn) -> Fn:
+    """epsilon of K-norm noise with the shift Delta / sigma^2, as printed, not Delta / sigma."""
+    def mutant(*, sensitivity: float, sigma: float = 1.0) -> float:
+        return f(sensitivity=sensitivity / sigma, sigma=sigma)
+    return mutant
+
+
+def _euclidean(f: Fn) -> Fn:
+    def mutant(vectors: Any, cov: Any) -> Any:
+        return np.linalg.norm(np.asarray(vectors, dtype=float), axis=-1)
+    return mutant
+
+
+def _ratio_over_d(f: Fn) -> Fn:
+    def mutant(d: int, alpha: float, n: Any) -> Any:
+        return f(d, alpha, n) / d
+    return mutant
 
 
 GM, EGM, GD, DER, BERN = ("gaussian_mechanism", "elliptical_gaussian_mechanism", "gaussian_data",
@@ -176,14 +198,15 @@ MUTANTS: list[Mutant] = [
     # --- the Gaussian mechanism -------------------------------------------------
     Mutant("gm_analytic_sigma_3pct", GM, "egmlib.privacy.analytic_sigma",
            "sigma_opt 3% too small (not private)", times(0.97), subtle=True),
-    Mutant("gm_delta_2pct", GM, "egmlib.privacy.gaussian_delta",
-           "privacy profile delta(sigma) 2% too large", times(1.02), subtle=True),
+    Mutant("gm_analytic_is_classic", GM, "egmlib.privacy.analytic_sigma",
+           "analytic calibration replaced by the classic formula", _analytic_is_classic),
+    Mutant("gm_delta_ignores_sensitivity", GM, "egmlib.privacy.gaussian_delta",
+           "privacy profile computed for sensitivity 1 whatever the sensitivity",
+           arg("sensitivity", lambda s: 1.0)),
     Mutant("gm_mechanism_noise_5pct", GM, "egmlib.mechanisms.gaussian_mechanism",
            "noise std 5% too large", noise_times(1.05, _row_sum), subtle=True),
     Mutant("gm_classic_sigma_5pct", GM, "egmlib.privacy.classic_sigma",
-           "classic sigma 5% too small", times(0.95), subtle=True),
-    Mutant("gm_classic_sigma_half", GM, "egmlib.privacy.classic_sigma",
-           "classic sigma halved (not private)", times(0.5)),
+           "classic sigma 5% too small", times(0.95), subtle=True, until="c012"),
     # --- the Elliptical Gaussian Mechanism ------------------------------------
     Mutant("egm_scaling_power", EGM, "egmlib.scaling.egm_scaling",
            "b_j proportional to Delta_j^0.45, not Delta_j^0.5", _normalised_power(0.45), subtle=True),
@@ -191,23 +214,28 @@ MUTANTS: list[Mutant] = [
            "error formula 2% too large", times(1.02), subtle=True),
     Mutant("egm_mechanism_noise_6pct", EGM, "egmlib.mechanisms.elliptical_gaussian_mechanism",
            "noise std 6% too large", noise_times(1.06, _row_sum)),
+    Mutant("egm_sqrt_sigma_opt", EGM, "egmlib.mechanisms.elliptical_gaussian_mechanism",
+           "noise std sqrt(sigma_opt) Delta_j / b_j, as printed in Algorithm 2",
+           noise_times(lambda res: res.sigma_opt**-0.5, _row_sum)),
     # --- Gaussian data ---------------------------------------------------------
     Mutant("gd_clip_3pct_outside", GD, "egmlib.mechanisms.clipped_sum",
            "clips at 1.03 C instead of C (sensitivity 2.06 C)", arg("radius", lambda c: 1.03 * c), subtle=True),
     Mutant("gd_scaling_3pct", GD, "egmlib.scaling.gaussian_data_scaling",
            "b 3% too large (E||x~||^2 = 1.06)", times(1.03), subtle=True),
     Mutant("gd_noise_error_6pct", GD, "egmlib.scaling.noise_error",
-           "noise error formula 6% too large", times(1.06), subtle=True),
+           "noise error formula 6% too large", times(1.06)),
     Mutant("gd_radius_3pct", GD, "egmlib.scaling.clip_radius",
            "radius C 3% too small", times(0.97), subtle=True),
-    Mutant("gd_default_p_2n", GD, "egmlib.mechanisms.gaussian_data_mechanism",
-           "default clipping probability 2/n, not 1/n", _default_p(2.0)),
+    Mutant("gd_sensitivity_c", GD, "egmlib.mechanisms.gaussian_data_mechanism",
+           "noise calibrated to sensitivity C, not 2C", noise_times(0.5, _clipped_row_sum)),
+    Mutant("gd_variances_not_squared", GD, "egmlib.scaling.clip_radius",
+           "radius for covariance diag(b sigma), as printed, not diag((b sigma)^2)", _variances_not_squared),
     # --- the derivation of Lemma 4.1 -------------------------------------------
     Mutant("der_scaling_power", DER, "egmlib.scaling.gaussian_data_scaling",
            "b_j proportional to sigma_j^-0.52, not sigma_j^-0.5", _normalised_power(-0.52, lambda s: s),
            subtle=True),
-    Mutant("der_lambda_1pct", DER, "egmlib.symbolic.stationary_point",
-           "lambda* 1% too large", result(_lambda_off), subtle=True),
+    Mutant("der_lambda_unsquared", DER, "egmlib.symbolic.stationary_point",
+           "lambda* = sigma_eps_delta S, not its square", result(_lambda_unsquared)),
     Mutant("der_hessian_diagonal", DER, "egmlib.symbolic.bordered_hessian",
            "diagonal of the bordered Hessian 2% too large", result(_symbolic_diagonal(1.02)), subtle=True),
     Mutant("der_last_minor_sign", DER, "egmlib.symbolic.leading_principal_minors",
@@ -220,23 +248,23 @@ MUTANTS: list[Mutant] = [
            "Lagrangian F - lambda g instead of F + lambda g",
            lambda f: (lambda d: 2 * __import__("egmlib").symbolic.objective(d) - f(d))),
     # --- Bernstein's bound and Theorem 4 -----------------------------------------
-    Mutant("bern_radius2_3pct", BERN, "egmlib.bounds.bernstein_radius2",
-           "Bernstein radius C^2 3% too small", times(0.97), subtle=True),
-    Mutant("bern_t_max_5pct", BERN, "egmlib.bounds.bernstein_t_max",
-           "t_max 5% too large", times(1.05), subtle=True),
+    Mutant("bern_radius2_half_t", BERN, "egmlib.bounds.bernstein_radius2",
+           "Bernstein radius t sqrt(v) + sum sigma^2, not 2 t sqrt(v) + ...", arg("t", lambda t: t / 2)),
+    Mutant("bern_t_max_line2", BERN, "egmlib.bounds.bernstein_t_max",
+           "t_max too large by sqrt 2 (the study's line 2)", times(math.sqrt(2))),
     Mutant("bern_applies_3pct", BERN, "egmlib.bounds.theorem4_applies",
            "condition on n 3% off", arg("n", lambda n: 1.03 * n), subtle=True),
     Mutant("bern_error_bound_3pct", BERN, "egmlib.bounds.theorem4_error_bound",
-           "Theorem 4 error bound 3% too small", times(0.97), subtle=True),
+           "Theorem 4 error bound 3% too small", times(0.97), subtle=True, until="c023"),
     # --- the Zipf experiments ----------------------------------------------------
     Mutant("zipf_alpha_2pct", ZIPF, "egmlib.zipf.zipf_sigmas",
            "Zipf exponent 2% too large", arg("alpha", lambda a: 1.02 * a), subtle=True),
     Mutant("zipf_isf_2pct", ZIPF, "egmlib.gchi2.isf",
            "quantile C^2 2% too large", times(1.02), subtle=True),
-    Mutant("zipf_improvement_2pct", ZIPF, "egmlib.zipf.improvement_ratio",
-           "improvement ratio 2% too large", times(1.02), subtle=True),
+    Mutant("zipf_ratio_over_d", ZIPF, "egmlib.zipf.improvement_ratio",
+           "improvement ratio divided by d, as the study plots it", _ratio_over_d),
     Mutant("zipf_cdf_shift", ZIPF, "egmlib.gchi2.cdf",
-           "cdf evaluated at 1.01 c", arg("c", lambda c: 1.01 * np.asarray(c, dtype=float))),
+           "cdf evaluated at 1.01 c", arg("c", lambda c: 1.01 * np.asarray(c, dtype=float)), subtle=True),
     # --- simulation ----------------------------------------------------------------
     Mutant("sim_noise_5pct", SIM, "egmlib.mechanisms.gaussian_data_mechanism",
            "noise std 5% too large", noise_times(1.05, _clipped_row_sum), subtle=True),
@@ -246,35 +274,32 @@ MUTANTS: list[Mutant] = [
            "noise error formula 3% too large", times(1.03), subtle=True),
     Mutant("sim_improvement_3pct", SIM, "egmlib.zipf.improvement_ratio",
            "improvement ratio 3% too large", times(1.03), subtle=True),
-    Mutant("sim_default_p_2n", SIM, "egmlib.mechanisms.gaussian_data_mechanism",
-           "default clipping probability 2/n, not 1/n", _default_p(2.0)),
     # --- beyond the study ----------------------------------------------------------
     Mutant("bey_isf_gradient_1pct", BEY, "egmlib.optimal.isf_gradient",
            "quantile gradient 1% too large", result(lambda r: (r[0], 1.01 * r[1])), subtle=True),
-    Mutant("bey_optimal_scaling_1pct", BEY, "egmlib.optimal.optimal_scaling",
-           "optimal b off by +-1% (alternating)", result(replace_field("scaling", _alternating(0.01))),
-           subtle=True),
-    Mutant("bey_box_half_width_3pct", BEY, "egmlib.optimal.box_half_width",
-           "box half-width k 3% too large", times(1.03), subtle=True),
+    Mutant("bey_optimal_scaling_reversed", BEY, "egmlib.optimal.optimal_scaling",
+           "optimal b in reverse order", result(replace_field("scaling", lambda b: b[::-1].copy()))),
+    Mutant("bey_box_half_width_d1", BEY, "egmlib.optimal.box_half_width",
+           "box half-width for one coordinate, whatever d", arg("d", lambda d: 1)),
     Mutant("bey_clipping_error_5pct", BEY, "egmlib.optimal.clipping_error",
-           "clipping error V 5% too large", times(1.05), subtle=True),
+           "clipping error V 5% too large", times(1.05), subtle=True, until="c026"),
     Mutant("bey_sf_3pct", BEY, "egmlib.gchi2.sf",
            "tail probability 3% too large", times(1.03), subtle=True),
     Mutant("bey_two_stage_5pct", BEY, "egmlib.optimal.two_stage_error",
-           "two-stage error 5% too large", times(1.05), subtle=True),
+           "two-stage error 5% too large", times(1.05), subtle=True, until="c034"),
     Mutant("bey_box_egm_error_5pct", BEY, "egmlib.optimal.box_egm_error",
            "box + EGM error 5% too large", times(1.05), subtle=True),
     # --- elliptical perturbations ----------------------------------------------------
     Mutant("ell_epsilon_t_1pct", ELL, "egmlib.elliptical.epsilon_multivariate_t",
            "epsilon of t noise 1% too small", times(0.99), subtle=True),
-    Mutant("ell_epsilon_knorm_2pct", ELL, "egmlib.elliptical.epsilon_knorm",
-           "epsilon of K-norm noise 2% too small", times(0.98), subtle=True),
+    Mutant("ell_knorm_printed_scaling", ELL, "egmlib.elliptical.epsilon_knorm",
+           "epsilon of K-norm noise for the shift Delta/sigma^2, as printed", _knorm_printed_scaling),
     Mutant("ell_sq_norm_knorm_3pct", ELL, "egmlib.elliptical.expected_sq_norm_knorm",
            "E||K-norm noise||^2 3% too small", times(0.97), subtle=True),
-    Mutant("ell_sigma_knorm_5pct", ELL, "egmlib.elliptical.sigma_knorm",
-           "K-norm scale for epsilon 5% too small", times(0.95)),
-    Mutant("ell_mahalanobis_1pct", ELL, "egmlib.elliptical.mahalanobis_norm",
-           "Mahalanobis norm 1% too small", times(0.99), subtle=True),
+    Mutant("ell_sigma_knorm_half", ELL, "egmlib.elliptical.sigma_knorm",
+           "K-norm scale for epsilon halved", times(0.5)),
+    Mutant("ell_mahalanobis_euclidean", ELL, "egmlib.elliptical.mahalanobis_norm",
+           "Euclidean norm, covariance ignored", _euclidean),
     Mutant("ell_epsilon_elliptical_1pct", ELL, "egmlib.elliptical.epsilon_elliptical",
            "epsilon of a density generator 1% too small", times(0.99), subtle=True),
     Mutant("ell_optimal_nu_1p5", ELL, "egmlib.elliptical.optimal_t_nu",

@@ -19,13 +19,14 @@ from __future__ import annotations
 
 import argparse
 import ast
+import json
 import os
 import re
 import shutil
 import sys
 import tempfile
 import time
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -171,18 +172,45 @@ def table(outcomes: list[Outcome]) -> str:
 
 
 def run(jobs: list[Job], workers: int = 2, catalog_module: str = "mutants.catalog",
-        sys_path: tuple[str, ...] = ()) -> tuple[list[Outcome], int]:
+        sys_path: tuple[str, ...] = (), progress: bool = False) -> tuple[list[Outcome], int]:
     """Run the jobs on ``workers`` processes; return the outcomes (job order) and the exit status."""
     # one BLAS thread per kernel: the workers, not the kernels, use the cores
     for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
         os.environ.setdefault(var, "1")
     os.environ.setdefault("PYDEVD_DISABLE_FILE_VALIDATION", "1")
-    if workers <= 1:
-        outcomes = [run_job(j, catalog_module, sys_path) for j in jobs]
-    else:
-        with ProcessPoolExecutor(max_workers=workers) as pool:
-            outcomes = list(pool.map(run_job, jobs, [catalog_module] * len(jobs), [sys_path] * len(jobs)))
+    # longest first (seconds of the previous run, kept in _build), so that two
+    # workers finish together; the table keeps the catalog order
+    previous = _load_times()
+    order = sorted(range(len(jobs)), key=lambda i: -previous.get(jobs[i].name, float("inf")))
+    done: dict[int, Outcome] = {}
+    with ProcessPoolExecutor(max_workers=max(1, workers)) as pool:
+        futures = {pool.submit(run_job, jobs[i], catalog_module, sys_path): i for i in order}
+        for k, future in enumerate(as_completed(futures), start=1):
+            o = done[futures[future]] = future.result()
+            if progress:
+                print(f"[{k:>2}/{len(jobs)}] {o.job.name}: {o.status} {o.cell} ({o.seconds:.1f} s)", flush=True)
+    outcomes = [done[i] for i in range(len(jobs))]
+    if catalog_module == "mutants.catalog":
+        _save_times(previous | {o.job.name: o.seconds for o in outcomes})
     return outcomes, exit_status(outcomes)
+
+
+TIMES = ROOT / "_build" / "mutant-seconds.json"
+
+
+def _load_times() -> dict[str, float]:
+    try:
+        return {str(k): float(v) for k, v in json.loads(TIMES.read_text()).items()}
+    except (OSError, ValueError, AttributeError):
+        return {}
+
+
+def _save_times(times: dict[str, float]) -> None:
+    try:
+        TIMES.parent.mkdir(exist_ok=True)
+        TIMES.write_text(json.dumps(times, indent=0, sort_keys=True))
+    except OSError:
+        pass
 
 
 def exit_status(outcomes: list[Outcome]) -> int:
@@ -210,7 +238,7 @@ def main(argv: list[str] | None = None) -> int:
         print(table([Outcome(j, "error", "", "not run", 0.0) for j in jobs]))
         return 0
     start = time.perf_counter()
-    outcomes, status = run(jobs, workers=args.jobs)
+    outcomes, status = run(jobs, workers=args.jobs, progress=True)
     print(table(outcomes))
     mutants = [o for o in outcomes if not o.job.name.startswith("control:")]
     controls = [o for o in outcomes if o.job.name.startswith("control:")]
