@@ -32,6 +32,8 @@ Fn = Callable[..., Any]
 
 @dataclass(frozen=True)
 class Mutant:
+    """One wrong version of one public egmlib function, and the chapter that must notice."""
+
     name: str
     chapter: str                     # chapters/<chapter>.ipynb
     target: str                      # "egmlib.module.function"
@@ -184,6 +186,15 @@ def _euclidean(f: Fn) -> Fn:
     return mutant
 
 
+def _minus_lambda_g(f: Fn) -> Fn:
+    """The Lagrangian F - lambda g: from L = F + lambda g, 2 F - L."""
+    def mutant(d: int) -> Any:
+        from egmlib.symbolic import objective
+
+        return 2 * objective(d) - f(d)
+    return mutant
+
+
 def _ratio_over_d(f: Fn) -> Fn:
     def mutant(d: int, alpha: float, n: Any) -> Any:
         return f(d, alpha, n) / d
@@ -245,8 +256,7 @@ MUTANTS: list[Mutant] = [
     Mutant("der_radius_2pct", DER, "egmlib.scaling.clip_radius",
            "radius C 2% too large", times(1.02), subtle=True),
     Mutant("der_lagrangian_sign", DER, "egmlib.symbolic.lagrangian",
-           "Lagrangian F - lambda g instead of F + lambda g",
-           lambda f: (lambda d: 2 * __import__("egmlib").symbolic.objective(d) - f(d))),
+           "Lagrangian F - lambda g instead of F + lambda g", _minus_lambda_g),
     # --- Bernstein's bound and Theorem 4 -----------------------------------------
     Mutant("bern_radius2_half_t", BERN, "egmlib.bounds.bernstein_radius2",
            "Bernstein radius t sqrt(v) + sum sigma^2, not 2 t sqrt(v) + ...", arg("t", lambda t: t / 2)),

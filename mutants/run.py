@@ -229,6 +229,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--list", action="store_true", help="list the catalog and exit")
     args = parser.parse_args(argv)
 
+    unknown = set(args.only or ()) - {m.name for m in catalog.MUTANTS}
+    unknown |= set(args.chapter or ()) - {m.chapter for m in catalog.MUTANTS}
+    if unknown:
+        parser.error(f"not in mutants/catalog.py: {', '.join(sorted(unknown))}")
     chosen = [m for m in catalog.MUTANTS
               if (args.only is None or m.name in args.only) and (args.chapter is None or m.chapter in args.chapter)]
     jobs = jobs_from_catalog(chosen, ROOT / "chapters")
