@@ -53,7 +53,7 @@ class Job:
 @dataclass(frozen=True)
 class Outcome:
     job: Job
-    status: str        # "killed" | "survived" | "passed" | "failed" | "error"
+    status: str        # "killed" | "survived" | "passed" | "failed" | "error" ("listed": not run)
     cell: str          # id of the cell that raised ("" if none)
     check: str         # exception and the first line of the statement that raised
     seconds: float
@@ -164,10 +164,11 @@ def table(outcomes: list[Outcome]) -> str:
         j = o.job
         name = j.name + (" (subtle)" if j.subtle else "") + (f" [to {j.until}]" if j.until else "")
         verdict = {"killed": "yes", "survived": "**NO**", "passed": "control ok",
-                   "failed": "**control failed**", "error": "**error**"}[o.status]
+                   "failed": "**control failed**", "error": "**error**", "listed": "not run"}[o.status]
         by = f"{o.cell}: `{o.check}`" if o.cell else (o.check or "-")
-        target = j.target.removeprefix("egmlib.") if not j.name.startswith("control:") else "(all of the above)"
-        rows.append(f"| {name} | {j.chapter} | {target} | {j.what} | {verdict} | {by} | {o.seconds:.1f} |")
+        target = j.target.removeprefix("egmlib.") if not j.name.startswith("control:") else "(its targets)"
+        cells = (name, j.chapter, target, j.what, verdict, by)
+        rows.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + f" | {o.seconds:.1f} |")
     return "\n".join(rows)
 
 
@@ -239,7 +240,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.no_controls:
         jobs = [j for j in jobs if not j.name.startswith("control:")]
     if args.list:
-        print(table([Outcome(j, "error", "", "not run", 0.0) for j in jobs]))
+        print(table([Outcome(j, "listed", "", "", 0.0) for j in jobs]))
         return 0
     start = time.perf_counter()
     outcomes, status = run(jobs, workers=args.jobs, progress=True)
