@@ -12,13 +12,14 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-$(shell sha256sum pyproject.toml | cut -c1-16)
 JB_FLAGS := -W -n --keep-going
 
-.PHONY: help venv book pdf notebooks test bench clean
+.PHONY: help venv book pdf notebooks test mutants bench clean
 
 help:
 	@echo "make book       build the HTML book into _build/html (executes every chapter; with the PDF if LaTeX is installed)"
 	@echo "make test       unit tests, doctests, nbval on every chapter, and a book build"
 	@echo "make pdf        build the whole book as a PDF into _build/latex/egm-book.pdf"
 	@echo "make notebooks  re-execute every chapter in place (stored outputs)"
+	@echo "make mutants    run every chapter under wrong versions of egmlib functions: all must fail"
 	@echo "make bench      run the benchmarks in bench/"
 	@echo "make clean      remove _build and caches"
 
@@ -56,6 +57,11 @@ notebooks: $(STAMP)
 
 test: $(STAMP)
 	$(BIN)/python -m pytest --nbval --nbval-current-env --nbval-sanitize-with nbval_sanitize.cfg
+
+# Chapter mutants (mutants/): each chapter runs once unchanged and once per
+# mutant; every mutant must make a cell raise. Two workers (two cores).
+mutants: $(STAMP)
+	$(BIN)/python -m mutants.run --jobs 2
 
 bench: $(STAMP)
 	$(BIN)/python bench/bench_numerics.py
