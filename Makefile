@@ -38,7 +38,7 @@ JB_FLAGS := -W -n --keep-going
 # `make lab LAB_ARGS="--no-browser --port=8899"` passes options to JupyterLab.
 LAB_ARGS ?=
 
-.PHONY: help venv book pdf notebooks lab test bench clean public-address
+.PHONY: help venv book pdf notebooks lab test mutants bench clean public-address
 
 help:
 	@echo "make book       build the HTML book into _build/html (executes every chapter; with the PDF if LaTeX is installed)"
@@ -46,6 +46,7 @@ help:
 	@echo "make pdf        build the whole book as a PDF into _build/latex/egm-book.pdf"
 	@echo "make notebooks  re-execute every chapter in place (stored outputs)"
 	@echo "make lab        JupyterLab on chapters/ with the project's kernel, to rerun the notebooks"
+	@echo "make mutants    run every chapter under wrong versions of egmlib functions: all must fail"
 	@echo "make bench      run the benchmarks in bench/"
 	@echo "make clean      remove _build and caches"
 
@@ -104,6 +105,11 @@ lab: $(STAMP)
 
 test: $(STAMP) $(CFFCONVERT)
 	CFFCONVERT=$(abspath $(CFFCONVERT)) JUPYTER_PREFER_ENV_PATH=1 $(BIN)/python -m pytest --nbval --nbval-current-env --nbval-sanitize-with nbval_sanitize.cfg
+
+# Chapter mutants (mutants/): each chapter runs once unchanged and once per
+# mutant; every mutant must make a cell raise. Two workers (two cores).
+mutants: $(STAMP)
+	$(BIN)/python -m mutants.run --jobs 2
 
 bench: $(STAMP)
 	$(BIN)/python bench/bench_numerics.py

@@ -139,6 +139,7 @@ def test_ci_run_takes_oldest_and_newest_and_skips_what_is_missing(tmp_path):
     assert f"test PYTHON={path_bin}/python3.11\n" in run.stdout
     assert f"test PYTHON={pyenv}/versions/3.13.2/bin/python3.13\n" in run.stdout
     assert "3.12" not in run.stdout  # neither oldest nor newest
+    assert run.stdout.strip().splitlines()[-1] == f"mutants PYTHON={path_bin}/python3.11"  # once, oldest
     # 3.13 missing: a line, and on
     shutil.rmtree(pyenv)
     run = subprocess.run([shutil.which("bash"), str(repo / ".ci" / "run")], capture_output=True, text=True, env=env)
@@ -148,7 +149,7 @@ def test_ci_run_takes_oldest_and_newest_and_skips_what_is_missing(tmp_path):
     (path_bin / "python3.11").unlink()
     run = subprocess.run([shutil.which("bash"), str(repo / ".ci" / "run")], capture_output=True, text=True, env=env)
     assert run.returncode == 0
-    assert run.stdout.strip().splitlines()[-1] == "test"
+    assert run.stdout.strip().splitlines()[-2:] == [".ci/run: make mutants", "mutants"]
 
 
 def _fake_version_reporter(path: Path, version: str) -> None:
