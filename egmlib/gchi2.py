@@ -1176,20 +1176,20 @@ def pdf(c: ArrayLike, weights: ArrayLike) -> float | NDArray[np.float64]:
     Raises
     ------
     ValueError
-        As :func:`sf`.
+        As :func:`egmlib.gchi2.sf`.
 
     Notes
     -----
-    The density is the inversion integral of :func:`sf` without the factor
+    The density is the inversion integral of :func:`egmlib.gchi2.sf` without the factor
     1 / s,
 
     .. math:: f(c) = \\frac{1}{2\\pi i}\\int_{s_0-i\\infty}^{s_0+i\\infty} e^{K(s) - s c}\\,ds ,
 
     taken on the same contour and nodes as the tail probability (it has no
     pole at s = 0, so it is the same integral on either side of 0); it is the
-    derivative :func:`isf` uses for Newton's method.  Its relative accuracy is
-    that of :func:`sf`.  Weights below 1e-50 max(w) (c >= E Q) or 1e-280 max(w)
-    (c < E Q) are dropped, as in :func:`sf` and :func:`cdf`.  Below
+    derivative :func:`egmlib.gchi2.isf` uses for Newton's method.  Its relative accuracy is
+    that of :func:`egmlib.gchi2.sf`.  Weights below 1e-50 max(w) (c >= E Q) or 1e-280 max(w)
+    (c < E Q) are dropped, as in :func:`egmlib.gchi2.sf` and :func:`egmlib.gchi2.cdf`.  Below
     c = 1e-300 max(w) the leading term of the expansion at 0,
     c^(N/2 - 1) / (2^(N/2) Gamma(N/2) prod_j sqrt(w_j)), is used (relative
     error below 1e-20 N, N the number of kept weights).
@@ -1244,21 +1244,21 @@ def isf_gradient(p: float, weights: ArrayLike) -> tuple[float, NDArray[np.float6
     Raises
     ------
     ValueError
-        If ``p`` is outside (0, 1) or the weights are invalid (see :func:`sf`).
+        If ``p`` is outside (0, 1) or the weights are invalid (see :func:`egmlib.gchi2.sf`).
     TypeError
         If ``p`` is not a real number.
 
     Notes
     -----
     Implicit differentiation of P(Q > c(w)) = p gives
-    dc/dw_j = (dP/dw_j) / f(c), f the density (:func:`pdf`).  With
+    dc/dw_j = (dP/dw_j) / f(c), f the density (:func:`egmlib.gchi2.pdf`).  With
     K(s) = -1/2 sum_j log(1 - 2 w_j s), dK/dw_j = s / (1 - 2 w_j s), so
 
     .. math:: \\frac{\\partial P}{\\partial w_j}
               = \\frac{1}{2\\pi i}\\int \\frac{e^{K(s) - s c}}{1 - 2 w_j s}\\,ds ,
               \\qquad f(c) = \\frac{1}{2\\pi i}\\int e^{K(s) - s c}\\,ds ,
 
-    on the contour of :func:`sf` (either side of 0: neither integrand has a
+    on the contour of :func:`egmlib.gchi2.sf` (either side of 0: neither integrand has a
     pole there).  The first integral is the density at c of
     Q + w_j (Z'^2 + Z''^2); since z f_{chi2_1}(z) = f_{chi2_3}(z), the ratio
     is E[Z_j^2 | Q = c].  All d derivatives share the nodes of one contour (the
@@ -1270,10 +1270,7 @@ def isf_gradient(p: float, weights: ArrayLike) -> tuple[float, NDArray[np.float6
 
     References
     ----------
-    .. [1] imhof1961: J. P. Imhof, Computing the distribution of quadratic forms
-       in normal variables, Biometrika 48 (1961).
-    .. [2] trefethen2014: L. N. Trefethen and J. A. C. Weideman, The
-       exponentially convergent trapezoidal rule, SIAM Review 56 (2014).
+    imhof1961, trefethen2014
 
     Examples
     --------
