@@ -15,6 +15,16 @@ SHELL := /bin/bash
 PYTHON ?= python3
 NO_PYTHON_GOALS := help clean
 ifneq ($(filter-out $(NO_PYTHON_GOALS),$(or $(MAKECMDGOALS),$(.DEFAULT_GOAL))),)
+# A bare name such as python3.13 that does not run (pyenv's shim, when that version
+# is installed but not active) is looked for among pyenv's versions, newest first.
+ifeq ($(findstring /,$(PYTHON)),)
+ifeq ($(shell $(PYTHON) -c pass >/dev/null 2>&1 && echo ok),)
+PYENV_FOUND := $(lastword $(sort $(wildcard $(or $(PYENV_ROOT),$(HOME)/.pyenv)/versions/*/bin/$(PYTHON))))
+ifneq ($(PYENV_FOUND),)
+override PYTHON := $(PYENV_FOUND)
+endif
+endif
+endif
 PYVER := $(shell $(PYTHON) scripts/python_version.py '$(PYTHON)' 2>/dev/null)
 ifeq ($(PYVER),)
 $(error error: PYTHON=$(PYTHON) does not run; the book needs Python $(shell sed -n 's/^requires-python = "\(.*\)"/\1/p' pyproject.toml): install one and pass it, e.g. make test PYTHON=/usr/bin/python3.12)

@@ -156,3 +156,20 @@ def _fake_version_reporter(path: Path, version: str) -> None:
     """An executable that answers .ci/run's version question like Python ``version`` would."""
     path.write_text(f"#!/bin/sh\necho {version}\n")
     path.chmod(0o755)
+
+
+def test_a_bare_name_that_does_not_run_is_found_among_pyenv_versions(tmp_path):
+    """`make test PYTHON=python3.13` where python3.13 is pyenv's shim for an inactive version."""
+    scratch = _scratch(tmp_path / "repo")
+    pyenv = tmp_path / "pyenv"
+    for patch in ("3.13.0", "3.13.2"):
+        bindir = pyenv / "versions" / patch / "bin"
+        bindir.mkdir(parents=True)
+        shim = _fake_python(bindir, (3, 13, int(patch[-1])))
+        assert shim.name == "python3.13"
+    env = dict(os.environ, PYENV_ROOT=str(pyenv), PATH="/usr/bin:/bin")  # python3.13 not on PATH
+    run = _make(scratch, "-n", "venv", "PYTHON=python3.13", env=env)
+    assert run.returncode == 0, run.stderr
+    assert f"{pyenv}/versions/3.13.2/bin/python3.13 -m venv .venv-3.13\n" in run.stdout
+    missing = _make(scratch, "-n", "venv", "PYTHON=python3.12", env=env)  # in no pyenv version
+    assert missing.returncode != 0 and "does not run" in missing.stderr
