@@ -768,17 +768,19 @@ def _apply(step: Step, X: NDArray[np.float64], c: NDArray[np.float64], rng: np.r
     a = step.scaling
     total = np.zeros((r, d))
     rows = max(1, _BLOCK_ELEMENTS // (r * d))
+    scaled = bool(np.any(a != 1.0))
     for start in range(0, n, rows):
         y = X[:, start:start + rows, :] - c[:, None, :]
-        y *= a
+        if scaled:
+            y *= a
         if step.kind == "ball":
             norm = np.sqrt(np.einsum("rij,rij->ri", y, y))
             with np.errstate(divide="ignore"):
                 factor = np.minimum(1.0, float(step.threshold) / norm)
-            y *= factor[..., None]
+            total += np.einsum("ri,rij->rj", factor, y)
         else:
             np.clip(y, -step.threshold, step.threshold, out=y)
-        total += y.sum(axis=1)
+            total += y.sum(axis=1)
     noisy = total / n + rng.standard_normal((r, d)) * step.noise_sd
     return c + noisy / a
 
@@ -992,10 +994,11 @@ class VarianceEstimate(NamedTuple):
     Attributes
     ----------
     variances : numpy.ndarray, shape (d,)
-        Private estimates of ``sigma_j^2`` (``>= 0``).
+        Private estimates of ``sigma_j^2`` (``>= 0``, at most the public bound).
     upper : numpy.ndarray, shape (d,)
         ``variances`` plus ``z`` standard deviations of the last step's noise
-        (``> 0``), a conservative value to plug in for ``sigma^2``.
+        (``> 0``, at most the public bound), a conservative value to plug in for
+        ``sigma^2``.
     """
 
     variances: NDArray[np.float64]
@@ -1086,4 +1089,4 @@ def private_variances(
         a_used = a
         a = a / np.sqrt(Z + eta)
     var = Z / a_used**2
-    return VarianceEstimate(var, (Z + zz * sd) / a_used**2)
+    return VarianceEstimate(np.minimum(var, up), np.minimum((Z + zz * sd) / a_used**2, up))

@@ -1,0 +1,197 @@
+"""Precompute the data of the chapter "Against the state of the art" (chapters/state_of_the_art).
+
+Writes three CSV files into data/state_of_the_art/:
+
+* formulas.csv -- the semi-exact error (egmlib.coinpress.plan_error) of every method on the
+  whole grid d in {10, 100, 1000}, alpha in {0.1, 0.5, 1, 2}, n in {1e3, 1e4, 1e5}, for
+  (eps, delta) = (1, 1e-6) with prior radius R in {0.1, 10, 1000} and for eps = 0.25 with
+  R = 10; each method with its best public tuning parameter (budget share of the centre,
+  or number of iterations), chosen on the formula;
+* simulations.csv -- seeded simulations (egmlib.coinpress.simulate_plan) of the same plans
+  at eps = 1, R = 10, on every cell with n d <= 1e5 (SIM_MAX_ND; raise it for a
+  longer run: the rest of the grid up to n d = 1e7 fits the same code);
+* unknown_sigma.csv -- method 6 (sigma unknown): private diagonal variances
+  (egmlib.coinpress.private_variances) feeding the hybrid, for a sweep of budget shares.
+
+Run: .venv/bin/python scripts/state_of_the_art.py   (about 20-30 minutes on one core).
+Every random draw comes from numpy.random.default_rng([SEED, ...cell indices...]), so any
+row can be recomputed alone (the chapter does so for some rows).
+"""
+
+from __future__ import annotations
+
+import csv
+import math
+import sys
+from pathlib import Path
+
+import numpy as np
+
+from egmlib.coinpress import (
+    coinpress_plan,
+    hybrid_plan,
+    plan_error,
+    private_variances,
+    rho_for,
+    run_plan,
+    simulate_plan,
+    standard_schedule,
+    two_stage_plan,
+)
+from egmlib.zipf import zipf_sigmas
+
+SEED = 20260417
+DELTA = 1e-6
+DS = (10, 100, 1000)
+ALPHAS = (0.1, 0.5, 1.0, 2.0)
+NS = (1000, 10000, 100000)
+SETTINGS = ((1.0, 10.0), (1.0, 0.1), (1.0, 1000.0), (0.25, 10.0))    # (epsilon, R)
+SHARES = (0.05, 0.1, 0.2, 0.3, 0.5)          # centre share of methods 1 and 2
+CP_T = tuple(range(1, 13))                   # CoinPress iterations tried
+HY_T = (2, 3, 4, 5, 6, 7)                    # hybrid iterations tried
+METHODS = ("plain", "alg3", "coinpress", "hybrid", "hybrid_opt")
+SIM_MAX_ND = 10**5
+SIM_PILOT = 40
+SIM_MAX_ELEMENTS = 1e9                       # reps * n * d * steps per method and cell
+TARGET_SE = 0.05
+V_SHARES = (0.0, 0.05, 0.1, 0.2, 0.35, 0.5)
+V_STEPS = 6
+V_REPS = 40
+V_CELLS = tuple((d, a, n) for d in (10, 100) for a in (1.0, 2.0) for n in NS if n * d <= SIM_MAX_ND)
+SIGMA_BOUND = 1.0        # public bound on every sigma_j (Zipf sigmas sum to 1)
+OUT = Path(__file__).resolve().parents[1] / "data" / "state_of_the_art"
+
+
+def make_plan(method: str, sig: np.ndarray, n: int, R: float, rho: float, param: float):
+    """The plan of a method with its tuning parameter (share or iterations)."""
+    if method == "plain":
+        return two_stage_plan(sig, n, R, rho, share=param, scaling="none")
+    if method == "alg3":
+        return two_stage_plan(sig, n, R, rho, share=param, scaling="lemma")
+    if method == "coinpress":
+        return coinpress_plan(sig, n, R / float(sig.min()), standard_schedule(rho, int(param)))
+    if method == "hybrid":
+        return hybrid_plan(sig, n, R, standard_schedule(rho, int(param)), scaling="lemma")
+    if method == "hybrid_opt":
+        return hybrid_plan(sig, n, R, standard_schedule(rho, int(param)), scaling="optimal")
+    raise ValueError(method)
+
+
+def best(method: str, sig: np.ndarray, n: int, R: float, rho: float) -> tuple[float, float]:
+    """(parameter, error) minimising the semi-exact error over the method's parameter grid."""
+    grid = {"plain": SHARES, "alg3": SHARES, "coinpress": CP_T, "hybrid": HY_T}[method]
+    errors = [plan_error(make_plan(method, sig, n, R, rho, p), sig, n) for p in grid]
+    k = int(np.argmin(errors))
+    return float(grid[k]), float(errors[k])
+
+
+def true_mean(d: int, R: float, rng: np.random.Generator) -> np.ndarray:
+    """A mean at 0.9 R from the public centre 0, in a random direction."""
+    mu = rng.standard_normal(d)
+    return 0.9 * R * mu / np.linalg.norm(mu)
+
+
+def formulas() -> list[dict]:
+    rows = []
+    for eps, R in SETTINGS:
+        rho = rho_for(eps, DELTA)
+        for d in DS:
+            for alpha in ALPHAS:
+                sig = zipf_sigmas(d, alpha)
+                for n in NS:
+                    params = {}
+                    for m in METHODS[:4]:
+                        params[m] = best(m, sig, n, R, rho)
+                    t = params["hybrid"][0]
+                    params["hybrid_opt"] = (t, plan_error(make_plan("hybrid_opt", sig, n, R, rho, t), sig, n))
+                    for m in METHODS:
+                        rows.append(dict(epsilon=eps, R=R, d=d, alpha=alpha, n=n, method=m,
+                                         param=params[m][0], error=params[m][1]))
+                    print("formula", eps, R, d, alpha, n, flush=True)
+        write("formulas.csv", rows)      # after each setting: the simulations need the first
+    return rows
+
+
+def simulate_cell(d: int, ia: int, n: int, im: int, param: float) -> dict:
+    """Seeded simulation of one method on one cell (eps = 1, R = 10)."""
+    alpha, method, R = ALPHAS[ia], METHODS[im], 10.0
+    sig = zipf_sigmas(d, alpha)
+    rho = rho_for(1.0, DELTA)
+    plan = make_plan(method, sig, n, R, rho, param)
+    rng = np.random.default_rng([SEED, 1, d, ia, n, im])
+    mu = true_mean(d, R, rng)
+    err = simulate_plan(plan, sig, mu, np.zeros(d), n, SIM_PILOT, rng=rng).sample
+    cv = float(err.std(ddof=1) / err.mean())
+    cap = int(SIM_MAX_ELEMENTS / (n * d * len(plan)))
+    reps = int(min(max(SIM_PILOT, math.ceil((cv / TARGET_SE) ** 2 * 1.2)), max(SIM_PILOT, cap)))
+    if reps > SIM_PILOT:
+        more = simulate_plan(plan, sig, mu, np.zeros(d), n, reps - SIM_PILOT, rng=rng).sample
+        err = np.concatenate([err, more])
+    return dict(d=d, alpha=alpha, n=n, method=method, param=param, reps=err.size,
+                mean=float(err.mean()), se=float(err.std(ddof=1) / math.sqrt(err.size)),
+                formula=plan_error(plan, sig, n))
+
+
+def unknown_sigma_cell(d: int, alpha: float, n: int, share: float, reps: int = V_REPS) -> dict:
+    """Method 6: private diagonal variances (share of rho) feeding the hybrid (the rest)."""
+    R = 10.0
+    sig = zipf_sigmas(d, alpha)
+    rho = rho_for(1.0, DELTA)
+    rng = np.random.default_rng([SEED, 2, d, ALPHAS.index(alpha), n, int(round(1000 * share))])
+    errors, ratios = [], []
+    for _ in range(reps):
+        mu = true_mean(d, R, rng)
+        X = rng.standard_normal((n, d)) * sig + mu
+        if share > 0:
+            v = private_variances(X, SIGMA_BOUND**2, np.full(V_STEPS, share * rho / V_STEPS), rng=rng, z=0.5)
+            guess = np.sqrt(np.maximum(v.upper, 1e-300))
+        else:
+            guess = np.full(d, SIGMA_BOUND)
+        plan = hybrid_plan(guess, n, R, standard_schedule((1.0 - share) * rho, 4))
+        est = run_plan(X, np.zeros(d), plan, rng=rng)
+        errors.append(float(np.sum((est - X.mean(axis=0)) ** 2)))
+        ratios.append(float(np.median(guess / sig)))
+    e = np.array(errors)
+    return dict(d=d, alpha=alpha, n=n, share=share, reps=reps, mean=float(e.mean()),
+                se=float(e.std(ddof=1) / math.sqrt(reps)), median_sigma_ratio=float(np.median(ratios)))
+
+
+def write(name: str, rows: list[dict]) -> None:
+    with open(OUT / name, "w", newline="") as fh:
+        w = csv.DictWriter(fh, fieldnames=list(rows[0]))
+        w.writeheader()
+        for r in rows:
+            w.writerow({k: (repr(v) if isinstance(v, float) else v) for k, v in r.items()})
+
+
+def main(parts: list[str]) -> None:
+    OUT.mkdir(parents=True, exist_ok=True)
+    if "formulas" in parts:
+        formulas()
+    if "simulations" in parts:
+        table = {}
+        with open(OUT / "formulas.csv") as fh:
+            for r in csv.DictReader(fh):
+                if float(r["epsilon"]) == 1.0 and float(r["R"]) == 10.0:
+                    table[(int(r["d"]), float(r["alpha"]), int(r["n"]), r["method"])] = float(r["param"])
+        rows = []
+        for d in DS:
+            for ia, alpha in enumerate(ALPHAS):
+                for n in NS:
+                    if n * d > SIM_MAX_ND:
+                        continue
+                    for im, m in enumerate(METHODS):
+                        rows.append(simulate_cell(d, ia, n, im, table[(d, alpha, n, m)]))
+                        print("sim", d, alpha, n, m, rows[-1]["reps"], flush=True)
+        write("simulations.csv", rows)
+    if "unknown" in parts:
+        rows = []
+        for d, alpha, n in V_CELLS:
+            for share in V_SHARES:
+                rows.append(unknown_sigma_cell(d, alpha, n, share))
+                print("unknown", d, alpha, n, share, flush=True)
+        write("unknown_sigma.csv", rows)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:] or ["formulas", "simulations", "unknown"])
