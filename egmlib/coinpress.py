@@ -30,7 +30,6 @@ from __future__ import annotations
 import math
 import numbers
 from dataclasses import dataclass
-from typing import NamedTuple
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -142,7 +141,8 @@ def tail_bound(d: int, beta: float) -> float:
     return math.sqrt(dd + 2.0 * math.sqrt(dd * x) + 2.0 * x)
 
 
-class CoinPressSchedule(NamedTuple):
+@dataclass(frozen=True)
+class CoinPressSchedule:
     """Output of :func:`coinpress_schedule` (one entry per iteration).
 
     Attributes
@@ -831,7 +831,8 @@ def run_plan(X: ArrayLike, center: ArrayLike, plan: tuple[Step, ...], *, rng: np
     return cur[0]
 
 
-class PlanErrors(NamedTuple):
+@dataclass(frozen=True)
+class PlanErrors:
     """Output of :func:`simulate_plan`, one entry per replicate.
 
     Attributes
@@ -988,7 +989,8 @@ def plan_error(plan: tuple[Step, ...], sigmas: ArrayLike, n: int) -> float:
 # --------------------------------------------------------------------------
 # 4. sigma unknown: the diagonal of CoinPress's covariance iteration
 # --------------------------------------------------------------------------
-class VarianceEstimate(NamedTuple):
+@dataclass(frozen=True)
+class VarianceEstimate:
     """Output of :func:`private_variances`.
 
     Attributes
