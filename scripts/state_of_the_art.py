@@ -8,12 +8,16 @@ Writes three CSV files into data/state_of_the_art/:
   R = 10; each method with its best public tuning parameter (budget share of the centre,
   or number of iterations), chosen on the formula;
 * simulations.csv -- seeded simulations (egmlib.coinpress.simulate_plan) of the same plans
-  at eps = 1, R = 10, on every cell with n d <= 1e5 (SIM_MAX_ND; raise it for a
-  longer run: the rest of the grid up to n d = 1e7 fits the same code);
+  at eps = 1, R = 10: part "simulations" on every cell with n d <= 1e5, then part
+  "simulations_large" on 1e5 < n d <= 1e6 with a smaller cap on the work per cell
+  (SIM_LARGE_ND, SIM_LARGE_MAX_ELEMENTS; the rest of the grid, up to n d = 1e7, needs only
+  larger constants and time).  Run alone, "simulations_large" writes
+  simulations_large.csv, whose rows follow those of simulations.csv;
 * unknown_sigma.csv -- method 6 (sigma unknown): private diagonal variances
   (egmlib.coinpress.private_variances) feeding the hybrid, for a sweep of budget shares.
 
-Run: .venv/bin/python scripts/state_of_the_art.py   (about 20-30 minutes on one core).
+Run: .venv/bin/python scripts/state_of_the_art.py [formulas] [simulations] [simulations_large]
+[unknown]  (all four by default; about an hour on one core).
 Every random draw comes from numpy.random.default_rng([SEED, ...cell indices...]), so any
 row can be recomputed alone (the chapter does so for some rows).
 """
@@ -51,6 +55,8 @@ CP_T = tuple(range(1, 13))                   # CoinPress iterations tried
 HY_T = (2, 3, 4, 5, 6, 7)                    # hybrid iterations tried
 METHODS = ("plain", "alg3", "coinpress", "hybrid", "hybrid_opt")
 SIM_MAX_ND = 10**5
+SIM_LARGE_ND = 10**6                         # second pass: 1e5 < n d <= 1e6, with a smaller cap
+SIM_LARGE_MAX_ELEMENTS = 3e8
 SIM_PILOT = 40
 SIM_MAX_ELEMENTS = 1e9                       # reps * n * d * steps per method and cell
 TARGET_SE = 0.05
@@ -122,7 +128,8 @@ def simulate_cell(d: int, ia: int, n: int, im: int, param: float) -> dict:
     mu = true_mean(d, R, rng)
     err = simulate_plan(plan, sig, mu, np.zeros(d), n, SIM_PILOT, rng=rng).sample
     cv = float(err.std(ddof=1) / err.mean())
-    cap = int(SIM_MAX_ELEMENTS / (n * d * len(plan)))
+    budget = SIM_MAX_ELEMENTS if n * d <= SIM_MAX_ND else SIM_LARGE_MAX_ELEMENTS
+    cap = int(budget / (n * d * len(plan)))
     reps = int(min(max(SIM_PILOT, math.ceil((cv / TARGET_SE) ** 2 * 1.2)), max(SIM_PILOT, cap)))
     if reps > SIM_PILOT:
         more = simulate_plan(plan, sig, mu, np.zeros(d), n, reps - SIM_PILOT, rng=rng).sample
@@ -168,22 +175,26 @@ def main(parts: list[str]) -> None:
     OUT.mkdir(parents=True, exist_ok=True)
     if "formulas" in parts:
         formulas()
-    if "simulations" in parts:
+    if "simulations" in parts or "simulations_large" in parts:
         table = {}
         with open(OUT / "formulas.csv") as fh:
             for r in csv.DictReader(fh):
                 if float(r["epsilon"]) == 1.0 and float(r["R"]) == 10.0:
                     table[(int(r["d"]), float(r["alpha"]), int(r["n"]), r["method"])] = float(r["param"])
         rows = []
-        for d in DS:
-            for ia, alpha in enumerate(ALPHAS):
-                for n in NS:
-                    if n * d > SIM_MAX_ND:
-                        continue
-                    for im, m in enumerate(METHODS):
-                        rows.append(simulate_cell(d, ia, n, im, table[(d, alpha, n, m)]))
-                        print("sim", d, alpha, n, m, rows[-1]["reps"], flush=True)
-        write("simulations.csv", rows)
+        passes = [(0, SIM_MAX_ND)] if "simulations" in parts else []
+        if "simulations_large" in parts:
+            passes.append((SIM_MAX_ND, SIM_LARGE_ND))
+        for low, high in passes:
+            for d in DS:
+                for ia, alpha in enumerate(ALPHAS):
+                    for n in NS:
+                        if not low < n * d <= high:
+                            continue
+                        for im, m in enumerate(METHODS):
+                            rows.append(simulate_cell(d, ia, n, im, table[(d, alpha, n, m)]))
+                            print("sim", d, alpha, n, m, rows[-1]["reps"], flush=True)
+        write("simulations.csv" if "simulations" in parts else "simulations_large.csv", rows)
     if "unknown" in parts:
         rows = []
         for d, alpha, n in V_CELLS:
@@ -194,4 +205,4 @@ def main(parts: list[str]) -> None:
 
 
 if __name__ == "__main__":
-    main(sys.argv[1:] or ["formulas", "simulations", "unknown"])
+    main(sys.argv[1:] or ["formulas", "simulations", "simulations_large", "unknown"])
