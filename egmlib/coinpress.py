@@ -255,13 +255,14 @@ def coinpress_mean(
     A reimplementation (not a copy) of ``multivariate_mean_iterative`` in the
     authors' repository (twistedcubic/coin-press, ``algos.py``): each iteration
     clips every row to the ball ``B(c, T)``, releases the mean of the clipped rows
-    plus ``N(0, s^2 I)`` and shrinks the ball (:func:`coinpress_schedule`).  Where
-    it departs from the paper's pseudo-code, it follows the code:
+    plus ``N(0, s^2 I)`` and shrinks the ball (:func:`coinpress_schedule`).  Its
+    constants are the code's, which are practical choices rather than the
+    constants of the paper's analysis (the paper's pseudo-code carries a failure
+    probability ``beta`` through its tail bounds):
 
     * the tail bound is Laurent-Massart's with ``beta = 0.01`` fixed, and the
       threshold is ``min(sqrt(r^2 + 6r + g^2), r + g)``: the code's comment says
-      the constant 3 stands in for ``sqrt(log(2/beta))``; the pseudo-code states
-      ``r + g`` with a tail bound that depends on the failure probability;
+      the constant 3 stands in for ``sqrt(log(2/beta))``;
     * the new radius is ``g sqrt(1/n + s^2)``.
 
     It departs from the code in one respect: the code clips the rows *in place*,
