@@ -14,7 +14,8 @@ Writes three CSV files into data/state_of_the_art/:
   larger constants and time).  Run alone, "simulations_large" writes
   simulations_large.csv, whose rows follow those of simulations.csv;
 * unknown_sigma.csv -- method 6 (sigma unknown): private diagonal variances
-  (egmlib.coinpress.private_variances) feeding the hybrid, for a sweep of budget shares.
+  (egmlib.coinpress.private_variances) feeding the hybrid, for a sweep of budget shares,
+  on the cells d in {10, 100}, alpha in {1, 2}, n d <= 1e6.
 
 Run: .venv/bin/python scripts/state_of_the_art.py [formulas] [simulations] [simulations_large]
 [unknown]  (all four by default; about an hour on one core).
@@ -63,7 +64,7 @@ TARGET_SE = 0.05
 V_SHARES = (0.0, 0.05, 0.1, 0.2, 0.35, 0.5)
 V_STEPS = 6
 V_REPS = 40
-V_CELLS = tuple((d, a, n) for d in (10, 100) for a in (1.0, 2.0) for n in NS if n * d <= SIM_MAX_ND)
+V_CELLS = tuple((d, a, n) for d in (10, 100) for a in (1.0, 2.0) for n in NS if n * d <= SIM_LARGE_ND)
 SIGMA_BOUND = 1.0        # public bound on every sigma_j (Zipf sigmas sum to 1)
 OUT = Path(__file__).resolve().parents[1] / "data" / "state_of_the_art"
 
@@ -195,13 +196,17 @@ def main(parts: list[str]) -> None:
                             rows.append(simulate_cell(d, ia, n, im, table[(d, alpha, n, m)]))
                             print("sim", d, alpha, n, m, rows[-1]["reps"], flush=True)
         write("simulations.csv" if "simulations" in parts else "simulations_large.csv", rows)
-    if "unknown" in parts:
+    if "unknown" in parts or "unknown_large" in parts:
+        # "unknown_large" alone: only the cells with n d > SIM_MAX_ND, into
+        # unknown_sigma_large.csv (merged into unknown_sigma.csv in V_CELLS order)
         rows = []
         for d, alpha, n in V_CELLS:
+            if "unknown" not in parts and n * d <= SIM_MAX_ND:
+                continue
             for share in V_SHARES:
                 rows.append(unknown_sigma_cell(d, alpha, n, share))
                 print("unknown", d, alpha, n, share, flush=True)
-        write("unknown_sigma.csv", rows)
+        write("unknown_sigma.csv" if "unknown" in parts else "unknown_sigma_large.csv", rows)
 
 
 if __name__ == "__main__":
