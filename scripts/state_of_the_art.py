@@ -1,6 +1,6 @@
 """Precompute the data of the chapter "Against the state of the art" (chapters/state_of_the_art).
 
-Writes three CSV files into data/state_of_the_art/:
+Writes these CSV files into data/state_of_the_art/:
 
 * formulas.csv -- the semi-exact error (egmlib.coinpress.plan_error) of every method on the
   whole grid d in {10, 100, 1000}, alpha in {0.1, 0.5, 1, 2}, n in {1e3, 1e4, 1e5}, for
@@ -8,17 +8,19 @@ Writes three CSV files into data/state_of_the_art/:
   R = 10; each method with its best public tuning parameter (budget share of the centre,
   or number of iterations), chosen on the formula;
 * simulations.csv -- seeded simulations (egmlib.coinpress.simulate_plan) of the same plans
-  at eps = 1, R = 10: part "simulations" on every cell with n d <= 1e5, then part
-  "simulations_large" on 1e5 < n d <= 1e6 with a smaller cap on the work per cell
-  (SIM_LARGE_ND, SIM_LARGE_MAX_ELEMENTS; the rest of the grid, up to n d = 1e7, needs only
-  larger constants and time).  Run alone, "simulations_large" writes
-  simulations_large.csv, whose rows follow those of simulations.csv;
+  at eps = 1, R = 10, on every cell with n d <= 1e6; replicates are added in seeded
+  batches until the relative standard error is at most 5%, up to a cap (simulate_cell);
+* simulations_huge.csv -- the same on the cells with 1e6 < n d <= 1e7 (part
+  "simulations_huge"; cells in order of n d and alpha, the file rewritten after each cell,
+  so that a partial run leaves a consistent file);
+* hly.csv -- method 5, Huang, Liang & Yi's estimator (egmlib.hly.simulate_hly), simulated
+  the same way (part "hly"; cells in order of n d, the file rewritten after each cell);
 * unknown_sigma.csv -- method 6 (sigma unknown): private diagonal variances
   (egmlib.coinpress.private_variances) feeding the hybrid, for a sweep of budget shares,
   on the cells d in {10, 100}, alpha in {1, 2}, n d <= 1e6.
 
-Run: .venv/bin/python scripts/state_of_the_art.py [formulas] [simulations] [simulations_large]
-[unknown]  (all four by default; about an hour on one core).
+Run: .venv/bin/python scripts/state_of_the_art.py [formulas] [simulations] [simulations_huge]
+[hly] [unknown]  (all five by default; several hours on one core).
 Every random draw comes from numpy.random.default_rng([SEED, ...cell indices...]), so any
 row can be recomputed alone (the chapter does so for some rows).
 """
@@ -43,6 +45,7 @@ from egmlib.coinpress import (
     standard_schedule,
     two_stage_plan,
 )
+from egmlib.hly import padded_dimension, simulate_hly
 from egmlib.zipf import zipf_sigmas
 
 SEED = 20260417
@@ -55,12 +58,15 @@ SHARES = (0.05, 0.1, 0.2, 0.3, 0.5)          # centre share of methods 1 and 2
 CP_T = tuple(range(1, 13))                   # CoinPress iterations tried
 HY_T = (2, 3, 4, 5, 6, 7)                    # hybrid iterations tried
 METHODS = ("plain", "alg3", "coinpress", "hybrid", "hybrid_opt")
-SIM_MAX_ND = 10**5
-SIM_LARGE_ND = 10**6                         # second pass: 1e5 < n d <= 1e6, with a smaller cap
-SIM_LARGE_MAX_ELEMENTS = 3e8
-SIM_PILOT = 40
-SIM_MAX_ELEMENTS = 1e9                       # reps * n * d * steps per method and cell
+SIM_MAX_ND = 10**5                           # unknown-sigma sweep: cells above are "large"
+SIM_LARGE_ND = 10**6                         # simulations.csv: n d <= 1e6
+SIM_HUGE_ND = 10**7                          # simulations_huge.csv: 1e6 < n d <= 1e7
+SIM_BATCH = 40                               # replicates per seeded batch
+SIM_MIN_REPS = 80
+SIM_MAX_REPS = 4000                          # cap on the replicates of one (cell, method)
+SIM_MAX_WORK = 6e9                           # cap on reps * n * d * steps of one (cell, method)
 TARGET_SE = 0.05
+HLY_MAX_WORK = 2e8                           # method 5: cap on reps * n * D (D: padded dimension)
 V_SHARES = (0.0, 0.05, 0.1, 0.2, 0.35, 0.5)
 V_STEPS = 6
 V_REPS = 40
@@ -120,24 +126,67 @@ def formulas() -> list[dict]:
 
 
 def simulate_cell(d: int, ia: int, n: int, im: int, param: float) -> dict:
-    """Seeded simulation of one method on one cell (eps = 1, R = 10)."""
+    """Seeded, sequential simulation of one method on one cell (eps = 1, R = 10).
+
+    Batches of SIM_BATCH replicates are added until the relative standard error of
+    the mean error is at most TARGET_SE (after at least SIM_MIN_REPS replicates), or
+    the cap is reached: SIM_MAX_REPS replicates, or SIM_MAX_WORK elements processed
+    (reps * n * d * steps).  Batch k draws from default_rng([SEED, 3, d, ia, n, im, k]),
+    so every batch, hence every row, is reproducible alone.  (Stopping at the first
+    batch that meets the target biases the reported s.e. slightly low; the chapter
+    quotes the s.e. as computed.)
+    """
     alpha, method, R = ALPHAS[ia], METHODS[im], 10.0
     sig = zipf_sigmas(d, alpha)
     rho = rho_for(1.0, DELTA)
     plan = make_plan(method, sig, n, R, rho, param)
-    rng = np.random.default_rng([SEED, 1, d, ia, n, im])
-    mu = true_mean(d, R, rng)
-    err = simulate_plan(plan, sig, mu, np.zeros(d), n, SIM_PILOT, rng=rng).sample
-    cv = float(err.std(ddof=1) / err.mean())
-    budget = SIM_MAX_ELEMENTS if n * d <= SIM_MAX_ND else SIM_LARGE_MAX_ELEMENTS
-    cap = int(budget / (n * d * len(plan)))
-    reps = int(min(max(SIM_PILOT, math.ceil((cv / TARGET_SE) ** 2 * 1.2)), max(SIM_PILOT, cap)))
-    if reps > SIM_PILOT:
-        more = simulate_plan(plan, sig, mu, np.zeros(d), n, reps - SIM_PILOT, rng=rng).sample
-        err = np.concatenate([err, more])
+    mu = true_mean(d, R, np.random.default_rng([SEED, 3, d, ia, n, im]))
+    cap = int(min(SIM_MAX_REPS, max(SIM_MIN_REPS, SIM_MAX_WORK / (n * d * len(plan)))))
+    parts, k = [], 0
+    while True:
+        rng = np.random.default_rng([SEED, 3, d, ia, n, im, k])
+        parts.append(simulate_plan(plan, sig, mu, np.zeros(d), n, SIM_BATCH, rng=rng).sample)
+        k += 1
+        err = np.concatenate(parts)
+        se = float(err.std(ddof=1) / math.sqrt(err.size))
+        if err.size >= SIM_MIN_REPS and se <= TARGET_SE * err.mean():
+            break
+        if err.size + SIM_BATCH > cap:
+            break
     return dict(d=d, alpha=alpha, n=n, method=method, param=param, reps=err.size,
-                mean=float(err.mean()), se=float(err.std(ddof=1) / math.sqrt(err.size)),
-                formula=plan_error(plan, sig, n))
+                mean=float(err.mean()), se=se, formula=plan_error(plan, sig, n),
+                reached=bool(se <= TARGET_SE * err.mean()))
+
+
+def simulate_hly_cell(d: int, ia: int, n: int) -> dict:
+    """Method 5 (Huang, Liang & Yi) on one cell (eps = 1, R = 10), batches as simulate_cell.
+
+    The estimator has no tuning parameter and no error formula: "noise" is the mean of
+    d * noise_sd^2 (the noise part of the error given the private threshold), "clipped"
+    the mean number of clipped rows.  Batch k draws from default_rng([SEED, 5, d, ia, n, k]).
+    """
+    alpha, R = ALPHAS[ia], 10.0
+    sig = zipf_sigmas(d, alpha)
+    rho = rho_for(1.0, DELTA)
+    mu = true_mean(d, R, np.random.default_rng([SEED, 5, d, ia, n]))
+    cap = int(min(SIM_MAX_REPS, max(SIM_MIN_REPS, HLY_MAX_WORK / (n * padded_dimension(d)))))
+    parts, k = [], 0
+    while True:
+        rng = np.random.default_rng([SEED, 5, d, ia, n, k])
+        parts.append(simulate_hly(sig, mu, np.zeros(d), n, SIM_BATCH, R, rho, rng=rng))
+        k += 1
+        err = np.concatenate([p.sample for p in parts])
+        se = float(err.std(ddof=1) / math.sqrt(err.size))
+        if err.size >= SIM_MIN_REPS and se <= TARGET_SE * err.mean():
+            break
+        if err.size + SIM_BATCH > cap:
+            break
+    noise = np.concatenate([p.noise for p in parts])
+    clipped = np.concatenate([p.clipped for p in parts])
+    return dict(d=d, alpha=alpha, n=n, method="hly", param=0.0, reps=err.size,
+                mean=float(err.mean()), se=se, noise=float(noise.mean()),
+                noise_se=float(noise.std(ddof=1) / math.sqrt(noise.size)),
+                clipped=float(clipped.mean()), reached=bool(se <= TARGET_SE * err.mean()))
 
 
 def unknown_sigma_cell(d: int, alpha: float, n: int, share: float, reps: int = V_REPS) -> dict:
@@ -176,26 +225,31 @@ def main(parts: list[str]) -> None:
     OUT.mkdir(parents=True, exist_ok=True)
     if "formulas" in parts:
         formulas()
-    if "simulations" in parts or "simulations_large" in parts:
+    if "simulations" in parts or "simulations_huge" in parts:
         table = {}
         with open(OUT / "formulas.csv") as fh:
             for r in csv.DictReader(fh):
                 if float(r["epsilon"]) == 1.0 and float(r["R"]) == 10.0:
                     table[(int(r["d"]), float(r["alpha"]), int(r["n"]), r["method"])] = float(r["param"])
+        huge = "simulations_huge" in parts
+        low, high = (SIM_LARGE_ND, SIM_HUGE_ND) if huge else (0, SIM_LARGE_ND)
+        # cells in order of n d (then alpha = 1, 2, 0.5, 0.1): a partial file covers the cheap cells
+        cells = [(d, ia, n) for d in DS for ia in range(len(ALPHAS)) for n in NS if low < n * d <= high]
+        cells.sort(key=lambda c: (c[0] * c[2], (2, 3, 1, 0).index(c[1]), c[0]))
         rows = []
-        passes = [(0, SIM_MAX_ND)] if "simulations" in parts else []
-        if "simulations_large" in parts:
-            passes.append((SIM_MAX_ND, SIM_LARGE_ND))
-        for low, high in passes:
-            for d in DS:
-                for ia, alpha in enumerate(ALPHAS):
-                    for n in NS:
-                        if not low < n * d <= high:
-                            continue
-                        for im, m in enumerate(METHODS):
-                            rows.append(simulate_cell(d, ia, n, im, table[(d, alpha, n, m)]))
-                            print("sim", d, alpha, n, m, rows[-1]["reps"], flush=True)
-        write("simulations.csv" if "simulations" in parts else "simulations_large.csv", rows)
+        for d, ia, n in cells:
+            for im, m in enumerate(METHODS):
+                rows.append(simulate_cell(d, ia, n, im, table[(d, ALPHAS[ia], n, m)]))
+                print("sim", d, ALPHAS[ia], n, m, rows[-1]["reps"], rows[-1]["se"] / rows[-1]["mean"], flush=True)
+            write("simulations_huge.csv" if huge else "simulations.csv", rows)   # after each cell
+    if "hly" in parts:
+        cells = [(d, ia, n) for d in DS for ia in range(len(ALPHAS)) for n in NS if n * d <= SIM_HUGE_ND]
+        cells.sort(key=lambda c: (c[0] * c[2], (2, 3, 1, 0).index(c[1]), c[0]))
+        rows = []
+        for d, ia, n in cells:
+            rows.append(simulate_hly_cell(d, ia, n))
+            print("hly", d, ALPHAS[ia], n, rows[-1]["reps"], rows[-1]["se"] / rows[-1]["mean"], flush=True)
+            write("hly.csv", rows)      # after each cell: a partial run leaves a consistent file
     if "unknown" in parts or "unknown_large" in parts:
         # "unknown_large" alone: only the cells with n d > SIM_MAX_ND, into
         # unknown_sigma_large.csv (merged into unknown_sigma.csv in V_CELLS order)
@@ -210,4 +264,4 @@ def main(parts: list[str]) -> None:
 
 
 if __name__ == "__main__":
-    main(sys.argv[1:] or ["formulas", "simulations", "simulations_large", "unknown"])
+    main(sys.argv[1:] or ["formulas", "simulations", "simulations_huge", "hly", "unknown"])
