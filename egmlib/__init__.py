@@ -9,14 +9,17 @@ Modules: :mod:`egmlib.privacy` (Gaussian calibration), :mod:`egmlib.gchi2`
 :mod:`egmlib.scaling`, :mod:`egmlib.bounds`, :mod:`egmlib.zipf`,
 :mod:`egmlib.mechanisms`, :mod:`egmlib.elliptical`, :mod:`egmlib.symbolic`
 (the SymPy objects of the Lagrangian derivation), :mod:`egmlib.optimal` (the exactly
-optimal scaling, box clipping, the clipping-probability trade-off, a private centre).
+optimal scaling, box clipping, the clipping-probability trade-off, a private centre),
+:mod:`egmlib.coinpress` (CoinPress, exact zCDP accounting, private-centre pipelines),
+:mod:`egmlib.hly` (Huang, Liang & Yi's shifted clipped mean).
 """
 
 from __future__ import annotations
 
 import importlib.metadata as _metadata
 
-from egmlib import bounds, elliptical, gchi2, mechanisms, optimal, privacy, scaling, symbolic, zipf
+from egmlib import (bounds, coinpress, elliptical, gchi2, hly, mechanisms, optimal, privacy, scaling,
+                    symbolic, zipf)
 from egmlib.bounds import bernstein_radius2, bernstein_t_max, theorem4_applies, theorem4_error_bound
 from egmlib.mechanisms import (
     EllipticalResult,
@@ -40,7 +43,7 @@ except _metadata.PackageNotFoundError:  # a source tree that is not installed
 __all__: list[str] = [
     "__version__",
     # modules
-    "bounds", "elliptical", "gchi2", "mechanisms", "optimal", "privacy", "scaling", "symbolic", "zipf",
+    "bounds", "coinpress", "elliptical", "gchi2", "hly", "mechanisms", "optimal", "privacy", "scaling", "symbolic", "zipf",
     # privacy
     "analytic_sigma", "classic_sigma", "gaussian_delta",
     # scaling

@@ -49,6 +49,7 @@ def _log_f() -> object:
 
 SIG3 = [3.0, 1.0, 0.5]
 B3 = [0.2, 0.4, 0.6]
+X3 = np.random.default_rng(0).normal(0.0, SIG3, size=(200, 3))
 
 #: One valid (and cheap) call of every public function, keyed "module.name".
 VALID: dict[str, tuple[tuple[object, ...], dict[str, object]]] = {
@@ -129,6 +130,34 @@ VALID: dict[str, tuple[tuple[object, ...], dict[str, object]]] = {
     "symbolic.minor_closed_form": call(3, 2),
     "symbolic.bordered_hessian_numeric": call(SIG3, 2.0, B3, 0.5),
     "symbolic.log_abs_minors": call(SIG3, 2.0),
+    # coinpress (CoinPress, exact zCDP accounting, private-centre plans)
+    "coinpress.tail_bound": call(3, 0.01),
+    "coinpress.coinpress_schedule": call(200, 3, 10.0, [0.1, 0.3]),
+    "coinpress.coinpress_mean": call(X3, [0.0, 0.0, 0.0], 10.0, [0.1, 0.3], rng=np.random.default_rng(1)),
+    "coinpress.rho_for": call(1.0, 1e-6),
+    "coinpress.zcdp_delta": call(0.5, 1.0),
+    "coinpress.zcdp_to_epsilon_delta": call(0.5, 1e-6),
+    "coinpress.zcdp_epsilon_bound": call(0.5, 1e-6),
+    "coinpress.step_rho": call(egmlib.coinpress.coinpress_plan(SIG3, 200, 10.0, [0.1, 0.3])[0], 200),
+    "coinpress.coinpress_plan": call(SIG3, 200, 10.0, [0.1, 0.3]),
+    "coinpress.two_stage_plan": call(SIG3, 200, 10.0, 0.4, share=0.25),
+    "coinpress.hybrid_plan": call(SIG3, 200, 10.0, [0.1, 0.3]),
+    "coinpress.run_plan": call(X3, [0.0, 0.0, 0.0], egmlib.coinpress.coinpress_plan(SIG3, 200, 10.0, [0.1, 0.3]),
+                               rng=np.random.default_rng(1)),
+    "coinpress.simulate_plan": call(egmlib.coinpress.coinpress_plan(SIG3, 200, 10.0, [0.1, 0.3]), SIG3,
+                                    [0.0, 0.0, 0.0], [0.5, 0.0, 0.0], 200, 3, rng=np.random.default_rng(1)),
+    "coinpress.plan_error": call(egmlib.coinpress.coinpress_plan(SIG3, 200, 10.0, [0.1, 0.3]), SIG3, 200),
+    "coinpress.private_variances": call(X3, [4.0, 4.0, 4.0], [0.1, 0.3], rng=np.random.default_rng(1)),
+    "coinpress.standard_schedule": call(0.5, 3),
+    # hly (Huang, Liang & Yi)
+    "hly.padded_dimension": call(3),
+    "hly.random_signs": call(4, rng=np.random.default_rng(1)),
+    "hly.rotate": call(np.ones((2, 4)), np.ones((3, 4))),
+    "hly.rotate_back": call(np.ones(4), np.ones((3, 4))),
+    "hly.private_quantiles": call(np.ones((50, 4)), 25.0, -10.0, 10.0, 0.5, 5, rng=np.random.default_rng(1)),
+    "hly.clipped_mean": call(np.ones((5, 4)), 1.0),
+    "hly.hly_mean": call(X3, [0.0, 0.0, 0.0], 10.0, 0.5, rng=np.random.default_rng(1)),
+    "hly.simulate_hly": call(SIG3, [0.0, 0.0, 0.0], [0.5, 0.0, 0.0], 200, 3, 10.0, 0.5, rng=np.random.default_rng(1)),
     # zipf
     "zipf.zipf_sigmas": call(5, 1.0),
     "zipf.improvement_ratio": call(5, 1.0, 1000.0),
@@ -141,6 +170,8 @@ NOT_FUNCTIONS = {
     "mechanisms.EllipticalResult", "mechanisms.GaussianDataResult", "mechanisms.GaussianDataPlan",
     "optimal.OptimalScaling", "optimal.ClipOptimum",
     "symbolic.GaussianDataSymbols",
+    "coinpress.CoinPressSchedule", "coinpress.Step", "coinpress.PlanErrors", "coinpress.VarianceEstimate",
+    "hly.HLYResult", "hly.HLYErrors",
 }
 
 
@@ -271,7 +302,20 @@ def _run(key: str, param: str, bad: object) -> str | None:
     return None
 
 
-@pytest.mark.parametrize("key", FUNCTIONS)
+#: Functions of the two newest modules that the battery shows still let bad input through
+#: (mostly arguments named in a wrong message, or scalars not converted by name); they are
+#: known failures, strict, so each must be removed from here as soon as it is fixed.
+NOT_YET_VALIDATED = {
+    "coinpress.hybrid_plan", "coinpress.plan_error", "coinpress.private_variances",
+    "coinpress.simulate_plan", "coinpress.two_stage_plan", "coinpress.zcdp_delta",
+    "coinpress.zcdp_to_epsilon_delta",
+    "hly.clipped_mean", "hly.hly_mean", "hly.private_quantiles", "hly.rotate_back", "hly.simulate_hly",
+}
+
+
+@pytest.mark.parametrize("key", [
+    pytest.param(k, marks=pytest.mark.xfail(strict=True, reason="bad input still slips through"))
+    if k in NOT_YET_VALIDATED else k for k in FUNCTIONS])
 def test_bad_input_battery(key: str) -> None:
     if key not in VALID:
         pytest.skip("no valid call registered (test_every_public_function_has_a_valid_call fails)")
