@@ -69,6 +69,8 @@ _BLOCK_ELEMENTS = 1 << 21      # float64 elements per temporary block (16 MB)
 _DATA_ELEMENTS = 1 << 23       # float64 elements of simulated data per replicate block (64 MB)
 _BETA = 0.01                   # the tail probability of the authors' code
 _SQRT_LOG = 3.0                # the authors' constant "3 in place of sqrt(log(2/beta))"
+_RHO_MAX = 1e150               # largest total zCDP budget accepted by the accounting functions
+_SCALINGS = ("lemma", "optimal", "none")
 
 
 # --------------------------------------------------------------------------
@@ -96,6 +98,28 @@ def _data(X: ArrayLike) -> NDArray[np.float64]:
 
 def _sig(sigmas: ArrayLike) -> NDArray[np.float64]:
     return check_array("sigmas", sigmas, positive=True)
+
+
+def _total_rho(rho: object) -> float:
+    """A total zCDP budget in ``(0, _RHO_MAX]``, named ``rho``."""
+    return check_real("rho", rho, low=0.0, high=_RHO_MAX, low_open=True)
+
+
+def _scaling(scaling: object) -> str:
+    """The ``scaling`` keyword: one of :data:`_SCALINGS` (checked before any comparison)."""
+    if not isinstance(scaling, str):
+        raise TypeError(f"scaling must be one of 'lemma', 'optimal' or 'none', got {type(scaling).__name__}")
+    if scaling not in _SCALINGS:
+        raise ValueError(f"scaling must be one of 'lemma', 'optimal' or 'none', got {scaling!r}")
+    return scaling
+
+
+def _plan_vector(name: str, value: ArrayLike, d: int) -> NDArray[np.float64]:
+    """A finite float array of shape ``(d,)``, ``d`` the dimension of the plan."""
+    arr = check_array(name, value)
+    if arr.shape != (d,):
+        raise ValueError(f"{name} must have shape ({d},) to match plan (plan is for dimension {d}), got {arr.shape}")
+    return arr
 
 
 # --------------------------------------------------------------------------
@@ -350,7 +374,7 @@ def zcdp_delta(rho: float, epsilon: float) -> float:
     Parameters
     ----------
     rho : float
-        Total zCDP budget ``> 0``.
+        Total zCDP budget in ``(0, 1e150]``.
     epsilon : float
         ``> 0``.
 
@@ -373,7 +397,7 @@ def zcdp_delta(rho: float, epsilon: float) -> float:
     >>> print(f"{zcdp_delta(rho_for(1.0, 1e-6), 1.0):.3e}")
     1.000e-06
     """
-    r = check_positive("rho", rho)
+    r = _total_rho(rho)
     eps = check_positive("epsilon", epsilon)
     return float(gaussian_delta(1.0 / math.sqrt(2.0 * r), eps))
 
@@ -388,7 +412,7 @@ def zcdp_to_epsilon_delta(rho: float, delta: float) -> float:
     Parameters
     ----------
     rho : float
-        Total zCDP budget ``> 0``.
+        Total zCDP budget in ``(0, 1e150]``.
     delta : float
         In ``(0, 1)``.
 
@@ -412,7 +436,7 @@ def zcdp_to_epsilon_delta(rho: float, delta: float) -> float:
     >>> print(round(zcdp_to_epsilon_delta(0.5, 1e-6), 4))
     4.8866
     """
-    r = check_positive("rho", rho)
+    r = _total_rho(rho)
     dl = check_probability("delta", delta)
     sigma = 1.0 / math.sqrt(2.0 * r)
 
@@ -692,6 +716,7 @@ def two_stage_plan(
     r = check_positive("radius", radius)
     total = check_positive("rho", rho)
     sh = check_real("share", share, low=0.0, high=1.0, low_open=True, high_open=True)
+    scaling = _scaling(scaling)
     half = r + box_half_width(sig.size, 1.0 / nn) * sig
     first = _box_step(half, nn, sh * total)
     return (first, _final_step(sig, nn, first, (1.0 - sh) * total, scaling))
@@ -751,6 +776,7 @@ def hybrid_plan(
     rh = _rhos(rhos)
     if rh.size < 2:
         raise ValueError(f"rhos must have at least 2 entries (centre steps and a final step), got {rh.size}")
+    scaling = _scaling(scaling)
     b = gaussian_data_scaling(sig)
     w = (b * sig) ** 2
     g = math.sqrt(float(_gchi2_isf(_BETA, w)))
@@ -766,9 +792,12 @@ def hybrid_plan(
     return tuple(steps)
 
 
-def _check_plan(plan: object, d: int) -> tuple[Step, ...]:
+def _check_plan(plan: object, d: int | None = None) -> tuple[Step, ...]:
+    """``plan`` as a tuple of Steps of one dimension (``d`` if given), named ``plan``."""
     if not isinstance(plan, (tuple, list)) or len(plan) == 0 or not all(isinstance(s, Step) for s in plan):
-        raise TypeError("plan must be a non-empty sequence of egmlib.coinpress.Step")
+        raise TypeError(f"plan must be a non-empty sequence of egmlib.coinpress.Step, got {type(plan).__name__}")
+    if d is None:
+        d = plan[0].scaling.shape[0]
     for s in plan:
         if s.scaling.shape != (d,):
             raise ValueError(f"plan is for dimension {s.scaling.shape[0]}, the data have d = {d}")
@@ -915,15 +944,13 @@ def simulate_plan(
     >>> print(e.sample.shape, round(float(e.sample.mean()), 4))
     (50,) 0.0013
     """
-    sig = _sig(sigmas)
-    d = sig.size
-    m = check_array("mu", mu)
-    c = check_array("center", center)
-    if m.shape != (d,) or c.shape != (d,):
-        raise ValueError(f"mu and center must have shape ({d},), got {m.shape} and {c.shape}")
+    steps = _check_plan(plan)
+    d = steps[0].scaling.shape[0]
+    sig = _plan_vector("sigmas", _sig(sigmas), d)
+    m = _plan_vector("mu", mu, d)
+    c = _plan_vector("center", center, d)
     nn = _count("n", n, 2)
     rr = _count("reps", reps)
-    steps = _check_plan(plan, d)
     check_rng("rng", rng)
     block = max(1, min(rr, _DATA_ELEMENTS // (nn * d)))
     sample, population = [], []
@@ -983,9 +1010,9 @@ def plan_error(plan: tuple[Step, ...], sigmas: ArrayLike, n: int) -> float:
     >>> print(round(plan_error(plan, np.ones(4), 1000), 6))
     0.000398
     """
-    sig = _sig(sigmas)
+    steps = _check_plan(plan)
+    sig = _plan_vector("sigmas", _sig(sigmas), steps[0].scaling.shape[0])
     nn = _count("n", n, 2)
-    steps = _check_plan(plan, sig.size)
     last = steps[-1]
     if last.kind != "ball":
         raise ValueError("plan must end with a ball step")
@@ -1081,7 +1108,10 @@ def private_variances(
     n, d = data.shape
     if n < 4:
         raise ValueError(f"X must have at least 4 rows, got {n}")
-    up = np.broadcast_to(check_array("upper", upper, ndim=None, positive=True), (d,)).astype(float)
+    up_arr = check_array("upper", upper, ndim=None, positive=True)
+    if up_arr.shape not in ((), (d,)):
+        raise ValueError(f"upper must be a number or have shape ({d},) to match X, got shape {up_arr.shape}")
+    up = np.broadcast_to(up_arr, (d,)).astype(float)
     rh = _rhos(rhos)
     zz = check_real("z", z, low=0.0)
     check_rng("rng", rng)

@@ -55,7 +55,15 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from egmlib._validation import check_array, check_positive, check_probability, check_rng, overflow_guard
+from egmlib._validation import (
+    check_array,
+    check_bool,
+    check_positive,
+    check_probability,
+    check_real,
+    check_rng,
+    overflow_guard,
+)
 
 __all__ = [
     "HLYResult",
@@ -130,11 +138,21 @@ def _fwht(a: NDArray[np.float64]) -> NDArray[np.float64]:
     return a
 
 
-def _signs(signs: ArrayLike, D: int) -> NDArray[np.float64]:
+def _signs(signs: ArrayLike, D: int, other: str = "Y") -> NDArray[np.float64]:
     s = check_array("signs", signs, ndim=2)
     if s.shape[1] != D or not np.all(np.abs(s) == 1.0):
-        raise ValueError(f"signs must have shape (rotations, {D}) with entries +-1")
+        raise ValueError(
+            f"signs must have shape (rotations, {D}) with entries +-1 ({D} the length of the rows of {other}), "
+            f"got shape {s.shape}"
+        )
     return s
+
+
+def _rows(name: str, Y: object) -> NDArray[np.float64]:
+    """A finite, non-empty 2-dimensional numpy array (not copied when already float64)."""
+    if not isinstance(Y, np.ndarray) or Y.ndim != 2:
+        raise TypeError(f"{name} must be a 2-dimensional numpy array")
+    return check_array(name, Y, ndim=2)
 
 
 @overflow_guard
@@ -191,7 +209,9 @@ def rotate_back(v: ArrayLike, signs: ArrayLike) -> NDArray[np.float64]:
     """
     a = check_array("v", v).copy()[None]
     D = a.shape[1]
-    s = _signs(signs, D)
+    if D & (D - 1):
+        raise ValueError(f"v must have a power-of-two length (the padded dimension D), got {D}")
+    s = _signs(signs, D, "v")
     for k in range(s.shape[0]):
         _fwht(a)
         a *= s[k]
@@ -248,16 +268,16 @@ def private_quantiles(
     >>> print(np.round(private_quantiles(Y, 10000, -8, 8, 1.0, 12, rng=rng), 1))
     [ 1. -2.]
     """
-    if not isinstance(Y, np.ndarray) or Y.ndim != 2:
-        raise TypeError("Y must be a 2-dimensional numpy array")
-    lo, hi = float(low), float(high)
-    if not (math.isfinite(lo) and math.isfinite(hi) and lo < hi):
-        raise ValueError(f"need finite low < high, got {low!r}, {high!r}")
+    Y = _rows("Y", Y)
+    rk = check_real("rank", rank)
+    lo = check_real("low", low)
+    hi = check_real("high", high)
+    if not lo < hi:
+        raise ValueError(f"low must be < high, got low={low!r}, high={high!r}")
     r = check_positive("rho", rho)
     T = _count("rounds", rounds)
     check_rng("rng", rng)
-    if not math.isfinite(float(rank)):
-        raise ValueError(f"rank must be finite, got {rank!r}")
+    norms = check_bool("norms", norms)
     n, D = Y.shape
     k = 1 if norms else D
     left, right = np.full(k, lo), np.full(k, hi)
@@ -278,7 +298,7 @@ def private_quantiles(
         for start in range(0, n, rows):
             count += np.count_nonzero(source[start:start + rows] <= mid, axis=0)
         noisy = count + rng.standard_normal(k) * sd
-        move = noisy <= float(rank)
+        move = noisy <= rk
         left = np.where(move, mid, left)
         right = np.where(move, right, mid)
     return (left + right) / 2.0
@@ -301,11 +321,8 @@ def clipped_mean(Y: NDArray[np.float64], threshold: float) -> tuple[NDArray[np.f
     >>> print(m, k)
     [0.6 1.3] 1
     """
-    if not isinstance(Y, np.ndarray) or Y.ndim != 2:
-        raise TypeError("Y must be a 2-dimensional numpy array")
-    C = float(threshold)
-    if not (math.isfinite(C) and C >= 0):
-        raise ValueError(f"threshold must be finite and >= 0, got {threshold!r}")
+    Y = _rows("Y", Y)
+    C = check_real("threshold", threshold, low=0.0)
     n, D = Y.shape
     rows = max(1, _BLOCK_ELEMENTS // D)
     total = np.zeros(D)
@@ -391,6 +408,20 @@ def _core(
     return HLYResult(back, shift, C, m, sd, clipped, signs), signs
 
 
+def _norm_bound(norm_bound: float | None, radius: float, D: int) -> float:
+    """The upper end of the norm search: ``norm_bound``, by default ``2 (1 + sqrt(D)) radius``."""
+    if norm_bound is not None:
+        return check_positive("norm_bound", norm_bound)
+    factor = 2.0 * (1.0 + math.sqrt(D))
+    top = np.finfo(np.float64).max / factor
+    if not radius <= top:
+        raise ValueError(
+            f"radius must be in (0, {top:.6g}] for the padded dimension D = {D} (the default norm_bound "
+            f"2 (1 + sqrt(D)) radius must be finite), got {radius!r}"
+        )
+    return factor * radius
+
+
 def _check_params(rho, center_share, quantile_share, rounds, norm_bound, radius):
     r = check_positive("rho", rho)
     cs = check_probability("center_share", center_share)
@@ -463,10 +494,11 @@ def hly_mean(
     r, cs, qs, T, R = _check_params(rho, center_share, quantile_share, rounds, norm_bound, radius)
     check_rng("rng", rng)
     D = padded_dimension(d)
+    u = _norm_bound(norm_bound, R, D)
     Y = np.zeros((n, D))
     Y[:, :d] = data
     Y[:, :d] -= c
-    res, _ = _core(Y, d, R, r, rng, cs, qs, T, norm_bound)
+    res, _ = _core(Y, d, R, r, rng, cs, qs, T, u)
     return HLYResult(res.mean + c, res.shift, res.threshold, res.rank, res.noise_sd, res.clipped, res.signs)
 
 
@@ -516,14 +548,17 @@ def simulate_hly(
     sig = check_array("sigmas", sigmas, positive=True)
     d = sig.size
     m = check_array("mu", mu)
+    if m.shape != (d,):
+        raise ValueError(f"mu must have shape ({d},) to match sigmas, got {m.shape}")
     c = check_array("center", center)
-    if m.shape != (d,) or c.shape != (d,):
-        raise ValueError(f"mu and center must have shape ({d},), got {m.shape} and {c.shape}")
+    if c.shape != (d,):
+        raise ValueError(f"center must have shape ({d},) to match sigmas, got {c.shape}")
     nn = _count("n", n, 2)
     rr = _count("reps", reps)
     r, cs, qs, T, R = _check_params(rho, _CENTER_SHARE, _QUANTILE_SHARE, _ROUNDS, None, radius)
     check_rng("rng", rng)
     D = padded_dimension(d)
+    u = _norm_bound(None, R, D)
     sample, noise, clipped = np.empty(rr), np.empty(rr), np.empty(rr, dtype=np.int64)
     shift = m - c
     for k in range(rr):
@@ -532,7 +567,7 @@ def simulate_hly(
         Y[:, :d] *= sig
         Y[:, :d] += shift
         xbar = Y[:, :d].mean(axis=0)
-        res, _ = _core(Y, d, R, r, rng, cs, qs, T, None)
+        res, _ = _core(Y, d, R, r, rng, cs, qs, T, u)
         sample[k] = float(np.sum((res.mean - xbar) ** 2))
         noise[k] = d * res.noise_sd**2
         clipped[k] = res.clipped

@@ -302,20 +302,7 @@ def _run(key: str, param: str, bad: object) -> str | None:
     return None
 
 
-#: Functions of the two newest modules that the battery shows still let bad input through
-#: (mostly arguments named in a wrong message, or scalars not converted by name); they are
-#: known failures, strict, so each must be removed from here as soon as it is fixed.
-NOT_YET_VALIDATED = {
-    "coinpress.hybrid_plan", "coinpress.plan_error", "coinpress.private_variances",
-    "coinpress.simulate_plan", "coinpress.two_stage_plan", "coinpress.zcdp_delta",
-    "coinpress.zcdp_to_epsilon_delta",
-    "hly.clipped_mean", "hly.hly_mean", "hly.private_quantiles", "hly.rotate_back", "hly.simulate_hly",
-}
-
-
-@pytest.mark.parametrize("key", [
-    pytest.param(k, marks=pytest.mark.xfail(strict=True, reason="bad input still slips through"))
-    if k in NOT_YET_VALIDATED else k for k in FUNCTIONS])
+@pytest.mark.parametrize("key", FUNCTIONS)
 def test_bad_input_battery(key: str) -> None:
     if key not in VALID:
         pytest.skip("no valid call registered (test_every_public_function_has_a_valid_call fails)")
