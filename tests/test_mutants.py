@@ -78,8 +78,7 @@ def test_catalog_covers_every_chapter_that_uses_egmlib():
     mutants = catalog.MUTANTS
     assert len(mutants) >= 25
     assert len({m.name for m in mutants}) == len(mutants)
-    # state_of_the_art (issue 17) has no mutants yet: listed here so that it is not forgotten
-    assert {m.chapter for m in mutants} == _chapters_using_egmlib() - {"state_of_the_art"}
+    assert {m.chapter for m in mutants} == _chapters_using_egmlib()
     assert sum(m.subtle for m in mutants) >= len(mutants) / 4
     for m in mutants:
         assert callable(resolve(m.target)), m.name
