@@ -98,6 +98,22 @@ def _count(name: str, value: object, low: int = 1) -> int:
 def padded_dimension(d: int) -> int:
     """The smallest power of two ``D >= d`` (the dimension of the rotated rows).
 
+    Parameters
+    ----------
+    d : int
+        The dimension of the data, an integer ``>= 1``.
+
+    Returns
+    -------
+    int
+        ``D = 2^ceil(log2 d)``; rows are zero-padded to ``D`` coordinates before the
+        Hadamard rotation.
+
+    Raises
+    ------
+    ValueError
+        If ``d`` is not an integer ``>= 1``.
+
     Examples
     --------
     >>> [padded_dimension(d) for d in (1, 10, 100, 1000, 1024)]
@@ -110,6 +126,20 @@ def padded_dimension(d: int) -> int:
 @overflow_guard
 def random_signs(D: int, *, rng: np.random.Generator, rotations: int = _ROTATIONS) -> NDArray[np.float64]:
     """The random sign diagonals of ``rotations`` Hadamard rotations, shape ``(rotations, D)``.
+
+    Parameters
+    ----------
+    D : int
+        The padded dimension, a power of two (:func:`padded_dimension`).
+    rng : numpy.random.Generator
+        Source of the signs (keyword-only).
+    rotations : int, optional
+        Number of rotations ``>= 1`` (the authors use 3).
+
+    Returns
+    -------
+    numpy.ndarray, shape (rotations, D)
+        Independent uniform signs +-1.
 
     Examples
     --------
@@ -160,7 +190,19 @@ def rotate(Y: NDArray[np.float64], signs: ArrayLike) -> NDArray[np.float64]:
     """Rotate the rows of ``Y`` (shape ``(n, D)``) in place: ``y -> H D_1 H D_2 ... H D_t y``.
 
     The matrix is the authors' ``(H D_1)(H D_2)...(H D_t)`` with ``H`` the normalised
-    Sylvester Hadamard matrix (:func:`scipy.linalg.hadamard` ``/ sqrt(D)``).
+    Sylvester Hadamard matrix (``scipy.linalg.hadamard(D) / sqrt(D)``).
+
+    Parameters
+    ----------
+    Y : numpy.ndarray, shape (n, D), float64
+        Rows to rotate; overwritten with the result.
+    signs : array_like, shape (rotations, D)
+        The sign diagonals from :func:`random_signs`.
+
+    Returns
+    -------
+    numpy.ndarray, shape (n, D)
+        ``Y`` itself, rotated.
 
     Examples
     --------
@@ -199,6 +241,18 @@ def rotate(Y: NDArray[np.float64], signs: ArrayLike) -> NDArray[np.float64]:
 @overflow_guard
 def rotate_back(v: ArrayLike, signs: ArrayLike) -> NDArray[np.float64]:
     """The inverse rotation of one vector ``v`` (shape ``(D,)``): the transpose of :func:`rotate`.
+
+    Parameters
+    ----------
+    v : array_like, shape (D,)
+        A vector in the rotated coordinates, ``D`` a power of two.
+    signs : array_like, shape (rotations, D)
+        The sign diagonals used by :func:`rotate`.
+
+    Returns
+    -------
+    numpy.ndarray, shape (D,)
+        ``v`` in the original coordinates (a new array).
 
     Examples
     --------
@@ -314,6 +368,20 @@ def clipped_mean(Y: NDArray[np.float64], threshold: float) -> tuple[NDArray[np.f
     -------
     (numpy.ndarray of shape (D,), int)
         The clipped mean and the number of rows with norm above ``threshold``.
+
+    Parameters
+    ----------
+    Y : numpy.ndarray, shape (n, D)
+        Finite rows (already shifted by the private centre).
+    threshold : float
+        Clipping radius ``>= 0``.
+
+    Returns
+    -------
+    mean : numpy.ndarray, shape (D,)
+        The mean of the clipped rows.
+    clipped : int
+        How many rows were clipped (not private).
 
     Examples
     --------
@@ -537,6 +605,31 @@ def simulate_hly(
     """:func:`hly_mean` (default parameters) on ``reps`` simulated data sets ``N(mu, diag sigma^2)``.
 
     One data set at a time, drawn directly into the padded array (``n x D`` float64).
+
+    Parameters
+    ----------
+    sigmas : array_like, shape (d,)
+        Standard deviations ``>= 0`` of the simulated data.
+    mu : array_like, shape (d,)
+        True mean of the simulated data.
+    center : array_like, shape (d,)
+        Public centre of the prior ball.
+    n : int
+        Rows per data set, ``>= 1``.
+    reps : int
+        Number of data sets, ``>= 1``.
+    radius : float
+        Radius ``> 0`` of the public ball around ``center`` that holds ``mu``.
+    rho : float
+        zCDP budget ``> 0`` of one run.
+    rng : numpy.random.Generator
+        Source of data and noise (keyword-only).
+
+    Returns
+    -------
+    HLYErrors
+        Per data set: the squared error against the sample mean, the expected squared
+        noise given the threshold, and the number of clipped rows.
 
     Examples
     --------
