@@ -103,3 +103,101 @@ def test_summary_check_can_fail(tmp_path: Path):
     bad.write_text(json.dumps({"cells": cells[:0]}))
     with pytest.raises(AssertionError, match="no '## Summary'"):
         test_summary_links_to_results(bad)
+
+
+# ----------------------------------------------------------------------------
+# Code that fits the page: the text column shows about 78 characters of code.
+CODE_WIDTH = 80
+OUTPUT_WIDTH = 100
+HIDDEN = {"remove-cell", "remove-input"}
+# Chapters not yet reformatted (being worked on); each is xfail(strict), so a
+# chapter that passes must leave this set.
+LINE_LENGTH_PENDING: set[str] = {
+    "bernstein", "beyond", "derivation", "differential_privacy",
+    "elliptical_gaussian_mechanism", "elliptical_perturbations", "errata",
+    "gaussian_data", "gaussian_mechanism", "simulation", "state_of_the_art",
+    "zipf_experiments",
+}
+
+
+def _visible_code_lines(nb: dict) -> list[str]:
+    lines = []
+    for cell in nb["cells"]:
+        tags = set(cell.get("metadata", {}).get("tags", []))
+        if cell["cell_type"] == "code" and not tags & HIDDEN:
+            lines += "".join(cell["source"]).splitlines()
+        elif cell["cell_type"] == "markdown":
+            fence = None
+            for line in "".join(cell["source"]).splitlines():
+                mark = re.match(r"\s*(`{3,}|~{3,})", line)
+                if fence is None and mark and re.match(r"\s*(`{3,}|~{3,})\s*(python|py|\{code|\{code-cell)?", line) \
+                        and not re.match(r"\s*(`{3,}|~{3,})\s*\{(?!code)", line):
+                    fence = mark.group(1)
+                elif fence is not None and line.strip() == fence:
+                    fence = None
+                elif fence is not None:
+                    lines.append(line)
+    return lines
+
+
+def _text_output_lines(nb: dict) -> list[str]:
+    lines = []
+    for cell in nb["cells"]:
+        tags = set(cell.get("metadata", {}).get("tags", []))
+        if cell["cell_type"] != "code" or "remove-cell" in tags or "remove-output" in tags:
+            continue
+        for out in cell.get("outputs", []):
+            if out["output_type"] == "stream":
+                lines += "".join(out["text"]).splitlines()
+            elif "data" in out:
+                data = out["data"]
+                rich = {"image/png", "image/svg+xml", "text/html", "text/latex", "text/markdown"}
+                if "text/plain" in data and not rich & set(data):
+                    lines += "".join(data["text/plain"]).splitlines()
+    return lines
+
+
+def long_lines(nb: dict) -> tuple[list[str], list[str]]:
+    """Visible code lines over CODE_WIDTH and text output lines over OUTPUT_WIDTH."""
+    code = [line for line in _visible_code_lines(nb) if len(line) > CODE_WIDTH]
+    out = [line for line in _text_output_lines(nb) if len(line) > OUTPUT_WIDTH]
+    return code, out
+
+
+@pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.name)
+def test_code_fits_the_page(path: Path, request):
+    if path.stem in LINE_LENGTH_PENDING:
+        request.applymarker(pytest.mark.xfail(strict=True, reason="chapter not yet reformatted"))
+    code, out = long_lines(json.loads(path.read_text()))
+    assert not code, f"{len(code)} code lines over {CODE_WIDTH} characters, e.g. {code[0]!r}"
+    assert not out, f"{len(out)} output lines over {OUTPUT_WIDTH} characters, e.g. {out[0]!r}"
+
+
+@pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.name)
+def test_no_walrus_in_literals(path: Path, request):
+    """Plain code: no assignment expressions inside dict, list, set or call literals."""
+    import ast
+
+    if path.stem in LINE_LENGTH_PENDING:
+        request.applymarker(pytest.mark.xfail(strict=False, reason="chapter not yet reformatted"))
+    nb = json.loads(path.read_text())
+    for cell in nb["cells"]:
+        if cell["cell_type"] != "code":
+            continue
+        src = "\n".join(line for line in "".join(cell["source"]).splitlines()
+                        if not line.lstrip().startswith(("%", "!")))
+        for node in ast.walk(ast.parse(src)):
+            if isinstance(node, (ast.Dict, ast.List, ast.Set, ast.Tuple, ast.Call)):
+                inner = [n for n in ast.walk(node) if isinstance(n, ast.NamedExpr)]
+                assert not inner, f"walrus assignment inside a literal or call: {ast.unparse(node)[:80]!r}"
+
+
+def test_line_length_check_can_fail():
+    nb = {"cells": [
+        {"cell_type": "code", "metadata": {}, "source": ["x = 1  # " + "a" * 80],
+         "outputs": [{"output_type": "stream", "name": "stdout", "text": ["b" * 101]}]},
+        {"cell_type": "code", "metadata": {"tags": ["remove-cell"]}, "source": ["y" * 200], "outputs": []},
+        {"cell_type": "markdown", "metadata": {}, "source": ["```python\n", "z" * 81, "\n```\n", "w" * 300]},
+    ]}
+    code, out = long_lines(nb)
+    assert [len(x) for x in code] == [89, 81] and [len(x) for x in out] == [101]
