@@ -209,7 +209,7 @@ def test_line_length_check_can_fail():
 # scaled down and matplotlib's 10 pt default text stays at least 9 pt on screen;
 # no more than two panels in a row; no font size below 9 pt.
 FIGURE_PX = 720
-SMALL_FONT = re.compile(r"(?:fontsize|labelsize|size)\s*=\s*(?:([0-8](?:\.\d+)?)\b|[\"'](?:small|x-small|xx-small)[\"'])")
+SMALL_FONT = re.compile(r"\b(?:fontsize|labelsize|size)\s*=\s*(?:([0-8](?:\.\d+)?)\b|[\"'](?:small|x-small|xx-small)[\"'])")
 SUBPLOTS = re.compile(r"subplots\(\s*(\d+)\s*,\s*(\d+)|subplots\([^)]*ncols\s*=\s*(\d+)")
 
 
