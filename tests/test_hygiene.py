@@ -128,6 +128,24 @@ LINE_LENGTH_PENDING: set[str] = {
 }
 
 
+def _fenced_code(cell: dict) -> list[str]:
+    """Lines of the code fences of a markdown cell.  Every fence (```{math},
+    ```{figure}, ...) is tracked to its closing line, so that the closing line of a
+    non-code fence is not taken for the opening of a code fence."""
+    lines, fence, code = [], None, False
+    for line in "".join(cell["source"]).splitlines():
+        mark = re.match(r"\s*(`{3,}|~{3,})\s*(\S*)", line)
+        if fence is None and mark:
+            fence = mark.group(1)
+            info = mark.group(2)
+            code = not info.startswith("{") or info.startswith(("{code", "{code-cell"))
+        elif fence is not None and line.strip() == fence:
+            fence = None
+        elif fence is not None and code:
+            lines.append(line)
+    return lines
+
+
 def _visible_code_lines(nb: dict) -> list[str]:
     lines = []
     for cell in nb["cells"]:
@@ -135,16 +153,7 @@ def _visible_code_lines(nb: dict) -> list[str]:
         if cell["cell_type"] == "code" and not tags & HIDDEN:
             lines += "".join(cell["source"]).splitlines()
         elif cell["cell_type"] == "markdown":
-            fence = None
-            for line in "".join(cell["source"]).splitlines():
-                mark = re.match(r"\s*(`{3,}|~{3,})", line)
-                if fence is None and mark and re.match(r"\s*(`{3,}|~{3,})\s*(python|py|\{code|\{code-cell)?", line) \
-                        and not re.match(r"\s*(`{3,}|~{3,})\s*\{(?!code)", line):
-                    fence = mark.group(1)
-                elif fence is not None and line.strip() == fence:
-                    fence = None
-                elif fence is not None:
-                    lines.append(line)
+            lines += _fenced_code(cell)
     return lines
 
 
@@ -258,3 +267,9 @@ def test_figure_check_can_fail():
         "fig, axes = plt.subplots(1, 3, figsize=(7, 3))\n", "ax.legend(fontsize=7)\n",
         "ax.tick_params(labelsize='small')\n", "plt.subplots(ncols=4)\n", "ax.plot(x, fontsize=9)\n"]}]}
     assert len(figure_problems(nb)) == 4
+
+
+def test_fenced_code_skips_math_fences():
+    cell = {"source": ["```{math}\n", "x = 1\n", "```\n", "prose " * 30 + "\n",
+                       "```python\n", "y = 2\n", "```\n", "```{code-cell}\n", "z\n", "```\n"]}
+    assert _fenced_code(cell) == ["y = 2", "z"]
