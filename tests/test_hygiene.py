@@ -116,7 +116,6 @@ LINE_LENGTH_PENDING: set[str] = {
     "bernstein",
     "beyond",
     "derivation",
-    "elliptical_perturbations",
     "errata",
     "gaussian_data",
     "simulation",
