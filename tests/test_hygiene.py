@@ -116,7 +116,6 @@ LINE_LENGTH_PENDING: set[str] = {
     "bernstein",
     "beyond",
     "derivation",
-    "errata",
     "gaussian_data",
     "simulation",
     "state_of_the_art",
