@@ -120,7 +120,6 @@ LINE_LENGTH_PENDING: set[str] = {
     "elliptical_gaussian_mechanism",
     "elliptical_perturbations",
     "errata",
-    "gaussian_data",
     "gaussian_mechanism",
     "simulation",
     "state_of_the_art",
