@@ -124,7 +124,6 @@ LINE_LENGTH_PENDING: set[str] = {
     "gaussian_mechanism",
     "simulation",
     "state_of_the_art",
-    "zipf_experiments",
 }
 
 
