@@ -122,7 +122,6 @@ LINE_LENGTH_PENDING: set[str] = {
     "errata",
     "gaussian_data",
     "gaussian_mechanism",
-    "simulation",
     "state_of_the_art",
 }
 
