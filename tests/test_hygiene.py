@@ -114,9 +114,7 @@ HIDDEN = {"remove-cell", "remove-input"}
 # chapter that passes must leave this set.
 LINE_LENGTH_PENDING: set[str] = {
     "beyond",
-    "simulation",
     "state_of_the_art",
-    "zipf_experiments",
 }
 
 
