@@ -216,7 +216,9 @@ def _plan_steps(change: Callable[[Any], dict]) -> Callable[[Any], Any]:
 
 GM, EGM, GD, DER, BERN = ("gaussian_mechanism", "elliptical_gaussian_mechanism", "gaussian_data",
                           "derivation", "bernstein")
-ZIPF, SIM, BEY, ELL = "zipf_experiments", "simulation", "beyond", "elliptical_perturbations"
+ZIPF, SIM, ELL = "zipf_experiments", "simulation", "elliptical_perturbations"
+BEY_SCALING, BEY_MECH, BEY_CLIP, BEY_CENTRE = ("optimal_scaling", "alternative_mechanisms",
+                                              "clipping_tradeoff", "private_centre")
 SOTA = "state_of_the_art"
 
 MUTANTS: list[Mutant] = [
@@ -299,19 +301,19 @@ MUTANTS: list[Mutant] = [
     Mutant("sim_improvement_3pct", SIM, "egmlib.zipf.improvement_ratio",
            "improvement ratio 3% too large", times(1.03), subtle=True),
     # --- beyond the study ----------------------------------------------------------
-    Mutant("bey_isf_gradient_1pct", BEY, "egmlib.optimal.isf_gradient",
+    Mutant("bey_isf_gradient_1pct", BEY_SCALING, "egmlib.optimal.isf_gradient",
            "quantile gradient 1% too large", result(lambda r: (r[0], 1.01 * r[1])), subtle=True),
-    Mutant("bey_optimal_scaling_reversed", BEY, "egmlib.optimal.optimal_scaling",
+    Mutant("bey_optimal_scaling_reversed", BEY_SCALING, "egmlib.optimal.optimal_scaling",
            "optimal b in reverse order", result(replace_field("scaling", lambda b: b[::-1].copy()))),
-    Mutant("bey_box_half_width_d1", BEY, "egmlib.optimal.box_half_width",
+    Mutant("bey_box_half_width_d1", BEY_MECH, "egmlib.optimal.box_half_width",
            "box half-width for one coordinate, whatever d", arg("d", lambda d: 1)),
-    Mutant("bey_clipping_error_5pct", BEY, "egmlib.optimal.clipping_error",
-           "clipping error V 5% too large", times(1.05), subtle=True, until="c032"),
-    Mutant("bey_sf_3pct", BEY, "egmlib.gchi2.sf",
+    Mutant("bey_clipping_error_5pct", BEY_CLIP, "egmlib.optimal.clipping_error",
+           "clipping error V 5% too large", times(1.05), subtle=True, until="c010"),
+    Mutant("bey_sf_3pct", BEY_SCALING, "egmlib.gchi2.sf",
            "tail probability 3% too large", times(1.03), subtle=True),
-    Mutant("bey_two_stage_5pct", BEY, "egmlib.optimal.two_stage_error",
-           "two-stage error 5% too large", times(1.05), subtle=True, until="c043"),
-    Mutant("bey_box_egm_error_5pct", BEY, "egmlib.optimal.box_egm_error",
+    Mutant("bey_two_stage_5pct", BEY_CENTRE, "egmlib.optimal.two_stage_error",
+           "two-stage error 5% too large", times(1.05), subtle=True, until="c010"),
+    Mutant("bey_box_egm_error_5pct", BEY_MECH, "egmlib.optimal.box_egm_error",
            "box + EGM error 5% too large", times(1.05), subtle=True),
     # --- elliptical perturbations ----------------------------------------------------
     Mutant("ell_epsilon_t_1pct", ELL, "egmlib.elliptical.epsilon_multivariate_t",
