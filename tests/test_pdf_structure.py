@@ -35,7 +35,7 @@ import yaml
 ROOT = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent
 PREFACE = "Preface"
-# Sphinx's own indices, after the book's last document.
+# Sphinx's own indices, after the book's last document (latex_domain_indices).
 INDICES = ("Proof Index", "Python Module Index", "Index")
 ROMAN = ["I", "II", "III", "IV", "V", "VI", "VII", "VIII", "IX", "X", "XI", "XII"]
 
@@ -215,6 +215,7 @@ def compiled(latex_build: Path) -> Path:
     for number in re.findall(r"^l\.(\d+) ", text, re.M)[:3]:
         docs = _DOC_LABEL.findall("\n".join(lines[:int(number)]))
         where.append(f"line {number} of egm-book.tex is in {docs[-1] if docs else 'the preface'}")
+    where = list(dict.fromkeys(where))
     assert proc.returncode == 0, "pdflatex failed:\n" + "\n".join(where + errors[:4]) + "\n" + proc.stdout[-800:]
     assert tools.check(log) == 0
     return latex
