@@ -1,0 +1,162 @@
+"""The PDF has the site's structure (LaTeX builder only).
+
+Sphinx's LaTeX builder inlines every toctree where it stands.  The landing page
+lists the book with ``{tableofcontents}`` under its heading "Map of the book",
+so without this extension the landing page's own headings became chapters 1-5,
+every real chapter a section 4.x, and the parts of ``_toc.yml`` were lost.
+
+In the assembled LaTeX doctree of the root document this extension
+
+* makes the landing page an unnumbered preface: its title is the book's title
+  (already on the title page), its body becomes an unnumbered chapter
+  "Preface" whose headings are unnumbered sections;
+* drops the toctree placeholder's heading ("Map of the book": the PDF has its
+  own table of contents) and puts the chapters after the preface;
+* opens each part of ``_toc.yml`` (a caption of the root's toctrees) with
+  ``\\part``, so the chapters are numbered 1..N through the parts, as the site
+  numbers them (``numbered`` in ``_toc.yml``, continued across parts by
+  sphinx-multitoc-numbering);
+* sets a part that the site does not number (the back matter) unnumbered:
+  an unnumbered ``\\part`` whose chapters are unnumbered, like ``\\backmatter``
+  of the book class (the report class has none).  The numbered part before it
+  and the unnumbered one agree with the site, so a figure, equation or lemma
+  number means the same thing in both;
+* when the last document of the book holds the bibliography, lets the
+  bibliography's entries follow its heading instead of opening a second,
+  identical "Bibliography" chapter (Sphinx moves the entries to the end of
+  the document and gives them a chapter of their own).
+
+Without parts in ``_toc.yml`` (or in another builder) it changes nothing.  The
+table of contents is named "Contents", not after the first part (Sphinx takes
+the first toctree caption of the root document as its name).
+"""
+
+from __future__ import annotations
+
+from docutils import nodes
+from sphinx import addnodes
+from sphinx.transforms.post_transforms import SphinxPostTransform
+from sphinx.util import logging
+
+logger = logging.getLogger(__name__)
+
+PREFACE_TITLE = "Preface"
+
+# LaTeX's secnumdepth: -1 leaves chapters (and below) unnumbered, -2 parts too.
+SAVE_NUMBERING = r"\edef\egmSavedSecnumdepth{\the\value{secnumdepth}}"
+RESTORE_NUMBERING = r"\setcounter{secnumdepth}{\egmSavedSecnumdepth}"
+# Bibliography entries without thebibliography's own \chapter*{\bibname}.
+BIBLIOGRAPHY_IN_PLACE = (r"\renewenvironment{sphinxthebibliography}[1]"
+                         r"{\def\chapter*##1{}\begin{thebibliography}{#1}}"
+                         r"{\end{thebibliography}}")
+CONTENTS_NAME = r"\addto\captionsenglish{\renewcommand{\contentsname}{Contents}}"
+
+
+def _raw(*lines: str) -> nodes.raw:
+    text = "\n" + "\n".join(lines) + "\n"
+    return nodes.raw(text, text, format="latex")
+
+
+def _latex_escape(text: str) -> str:
+    table = {"&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_",
+             "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}",
+             "\\": r"\textbackslash{}"}
+    return "".join(table.get(c, c) for c in text)
+
+
+def parts(app) -> list[tuple[str, bool, list[str]]]:
+    """(caption, numbered, documents) of each part of ``_toc.yml``, in order."""
+    site_map = getattr(app.config, "external_site_map", None)
+    if site_map is None:
+        return []
+    subtrees = site_map.root.subtrees
+    if not subtrees or any(not tree.caption for tree in subtrees):
+        return []
+    return [(tree.caption, bool(tree.numbered), list(tree.files())) for tree in subtrees]
+
+
+def _inside_a_chapter(node: nodes.Node) -> bool:
+    parent = node.parent
+    while parent is not None:
+        if isinstance(parent, addnodes.start_of_file):
+            return True
+        parent = parent.parent
+    return False
+
+
+class PdfStructure(SphinxPostTransform):
+    builders = ("latex",)
+    # before Sphinx moves the bibliography to the end of the document (750)
+    default_priority = 700
+
+    def run(self, **kwargs) -> None:
+        root = self.config.root_doc
+        if self.env.docname != root or self.document.get("docname") != root:
+            return
+        book_parts = parts(self.app)
+        if not book_parts:
+            return
+        top = next((child for child in self.document.children if isinstance(child, nodes.section)), None)
+        if top is None or not isinstance(top.children[0], nodes.title):
+            logger.warning("pdf_structure: the root document has no title section", location=root)
+            return
+
+        # The root's toctrees (one per part): chapters are inlined in them.
+        wrappers = [node for node in top.findall(nodes.compound)
+                    if "toctree-wrapper" in node["classes"] and not _inside_a_chapter(node)]
+        by_first_doc = {}
+        for wrapper in wrappers:
+            docs = [child["docname"] for child in wrapper.children
+                    if isinstance(child, addnodes.start_of_file)]
+            if docs:
+                by_first_doc[docs[0]] = wrapper
+            wrapper.parent.remove(wrapper)
+        # headings left with nothing under them: the toctree placeholder's ("Map of the book")
+        for section in list(top.findall(nodes.section)):
+            if section is not top and all(isinstance(c, (nodes.title, nodes.target)) for c in section.children):
+                section.parent.remove(section)
+
+        # The preface: the root's body in an unnumbered chapter.
+        preface = nodes.section("", ids=["pdf-preface"], names=[])
+        preface += nodes.title("", PREFACE_TITLE)
+        for child in list(top.children[1:]):
+            top.remove(child)
+            preface += child
+        top += _raw(SAVE_NUMBERING, r"\setcounter{secnumdepth}{-1}")
+        top += preface
+
+        numbered_before = True
+        for caption, numbered, docs in book_parts:
+            first = next((doc for doc in docs if doc in by_first_doc), None)
+            if first is None:
+                logger.warning("pdf_structure: part %r has no chapter in the LaTeX document", caption,
+                               location=root)
+                continue
+            depth = RESTORE_NUMBERING if numbered else r"\setcounter{secnumdepth}{-2}"
+            if numbered and not numbered_before:
+                logger.warning("pdf_structure: numbered part %r follows an unnumbered one; its "
+                               "chapter numbers would not match the site's", caption, location=root)
+            numbered_before = numbered
+            self.document += _raw(depth, r"\part{" + _latex_escape(caption) + "}")
+            self.document += by_first_doc.pop(first)
+        for wrapper in by_first_doc.values():  # not expected: a toctree outside the parts
+            self.document += wrapper
+
+        last = [c for c in self.document.findall(addnodes.start_of_file)]
+        if last and any(True for _ in last[-1].findall(nodes.citation)):
+            # Sphinx puts the entries after everything else: right after this last chapter.
+            self.document += _raw(BIBLIOGRAPHY_IN_PLACE)
+
+
+def _contents_name(app, config) -> None:
+    elements = dict(config.latex_elements)
+    preamble = elements.get("preamble", "")
+    if CONTENTS_NAME not in preamble:
+        elements["preamble"] = preamble + "\n" + CONTENTS_NAME + "\n"
+    config.latex_elements = elements
+
+
+def setup(app):
+    app.add_post_transform(PdfStructure)
+    app.connect("config-inited", _contents_name)
+    return {"parallel_read_safe": True, "parallel_write_safe": True}

@@ -1,0 +1,383 @@
+"""The PDF has the site's structure, and both number alike (issue #18).
+
+``_ext/pdf_structure.py`` shapes the LaTeX document; ``_toc.yml`` numbers the
+chapters.  Checked here, against ``_toc.yml``:
+
+* the LaTeX source (Sphinx's ``latex`` builder: no LaTeX installation needed,
+  about 20 s): an unnumbered preface, each part a ``\\part`` in order, the
+  chapters in order numbered 1..N through the parts, the back matter last
+  and unnumbered;
+* the numbers the site shows (Sphinx's environment, which the HTML builder
+  reads them from): every figure, table, equation and sphinx-proof statement
+  of a chapter is numbered "<chapter>.<k>", <chapter> the chapter's position
+  in ``_toc.yml``, and nothing outside the chapters is numbered;
+* when LaTeX is installed (``scripts/pdf_tools.py needs``; CI has none), the
+  same source is compiled: the PDF passes ``make pdf``'s checks, its table of
+  contents (``.toc``) is the expected outline, and every figure, table and
+  equation has in the PDF (``.aux``) the number it has on the site.
+
+The comparisons are plain functions, tested on wrong structures too.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import pickle
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+BIN = Path(sys.executable).parent
+PREFACE = "Preface"
+# Sphinx's own indices, after the book's last document (latex_domain_indices).
+INDICES = ("Proof Index", "Python Module Index", "Index")
+ROMAN = ["I", "II", "III", "IV", "V", "VI", "VII", "VIII", "IX", "X", "XI", "XII"]
+
+
+def _pdf_tools():
+    spec = importlib.util.spec_from_file_location("pdf_tools", ROOT / "scripts" / "pdf_tools.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+# -- what _toc.yml asks for ------------------------------------------------------------
+
+def toc_parts(toc: dict) -> list[tuple[str, bool, list[str]]]:
+    """(caption, numbered, documents) of each part, ``defaults`` applied."""
+    default = bool(toc.get("defaults", {}).get("numbered", False))
+    return [(part["caption"], bool(part.get("numbered", default)),
+             [entry["file"] for entry in part["chapters"]])
+            for part in toc["parts"]]
+
+
+def expected_outline(parts: list[tuple[str, bool, list[str]]]) -> list[tuple]:
+    """("chapter", number or None, document) and ("part", number or None, caption)
+    in reading order; the preface is the document None."""
+    outline = [("chapter", None, None)]
+    n_part = n_chapter = 0
+    for caption, numbered, docs in parts:
+        if numbered:
+            n_part += 1
+        outline.append(("part", ROMAN[n_part - 1] if numbered else None, caption))
+        for doc in docs:
+            if numbered:
+                n_chapter += 1
+            outline.append(("chapter", n_chapter if numbered else None, doc))
+    return outline
+
+
+def chapter_numbers(parts) -> dict[str, int]:
+    return {doc: n for kind, n, doc in expected_outline(parts) if kind == "chapter" and n}
+
+
+def outline_problems(parts) -> list[str]:
+    """What in the parts of _toc.yml itself would break the PDF's structure."""
+    problems = []
+    flags = [numbered for _, numbered, _ in parts]
+    if True not in flags:
+        problems.append("no part is numbered (numbered: true in _toc.yml)")
+    if True in flags and False in flags[:len(flags) - flags[::-1].index(True)]:
+        problems.append("an unnumbered part comes before a numbered one: the back matter must be last")
+    if flags and flags[-1]:
+        problems.append("the last part is numbered: there is no back matter")
+    return problems
+
+
+# -- what the LaTeX source says ----------------------------------------------------------
+
+_EVENT = re.compile(
+    r"\\setcounter\{secnumdepth\}\{(?P<depth>-?\d+|\\egmSavedSecnumdepth)\}"
+    r"|\\edef\\egmSavedSecnumdepth"
+    r"|\\(?P<kind>part|chapter)\{(?P<title>(?:[^{}]|\{(?:[^{}]|\{[^{}]*\})*\})*)\}"
+    r"(?:\s*\\label\{\\detokenize\{[^}]*\}\})*")
+_DOC_LABEL = re.compile(r"\\label\{\\detokenize\{([^}:]+)::doc\}\}")
+
+
+def tex_outline(tex: str) -> tuple[list[tuple], dict[str, str]]:
+    """The document's \\part and \\chapter sequence as LaTeX numbers it (following
+    \\setcounter{secnumdepth}), and each document's chapter title."""
+    preamble, _, body = tex.partition(r"\begin{document}")
+    found = re.findall(r"\\setcounter\{secnumdepth\}\{(-?\d+)\}", preamble)
+    depth = int(found[-1]) if found else 2  # the report class's default
+    saved, n_part, n_chapter = depth, 0, 0
+    outline, titles = [], {}
+    for match in _EVENT.finditer(body):
+        if match.group(0).startswith(r"\edef"):
+            saved = depth
+        elif match.group("depth") is not None:
+            value = match.group("depth")
+            depth = saved if value == r"\egmSavedSecnumdepth" else int(value)
+        elif match.group("kind") == "part":
+            if depth >= -1:
+                n_part += 1
+            outline.append(("part", ROMAN[n_part - 1] if depth >= -1 else None, match.group("title")))
+        else:
+            numbered = depth >= 0
+            if numbered:
+                n_chapter += 1
+            labels = _DOC_LABEL.findall(match.group(0))
+            doc = labels[0] if labels else None
+            if doc is not None:
+                titles[doc] = match.group("title")
+            elif match.group("title") != PREFACE:
+                doc = "?" + match.group("title")  # a heading that is no document's title
+            outline.append(("chapter", n_chapter if numbered else None, doc))
+    return outline, titles
+
+
+def toc_file_outline(toc: str) -> list[tuple]:
+    """(kind, number or None, title) of each part and chapter line of LaTeX's .toc."""
+    out = []
+    for kind, entry in re.findall(r"\\contentsline \{(part|chapter)\}\{(.*)\}\{[^{}]*\}\{[^{}]*\}%", toc):
+        number = None
+        if kind == "part":
+            roman = re.match(r"([IVX]+)\\hspace \{1em\}", entry)
+            if roman:
+                number, entry = roman.group(1), entry[roman.end():]
+        else:
+            numberline = re.match(r"\\numberline \{(\d+)\}", entry)
+            if numberline:
+                number, entry = int(numberline.group(1)), entry[numberline.end():]
+        out.append((kind, number, entry))
+    return out
+
+
+def _squash(latex: str) -> str:
+    return re.sub(r"\\protect\s*|\s+", "", latex)
+
+
+def compare(expected: list[tuple], actual: list[tuple]) -> list[str]:
+    problems = []
+    for i in range(max(len(expected), len(actual))):
+        want = expected[i] if i < len(expected) else None
+        got = actual[i] if i < len(actual) else None
+        if want != got:
+            problems.append(f"entry {i + 1}: expected {want}, found {got}")
+    return problems
+
+
+# -- the builds ------------------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def latex_build(tmp_path_factory) -> Path:
+    """Sphinx's LaTeX source of the book (stored outputs, no execution)."""
+    out = tmp_path_factory.mktemp("pdf")
+    config = yaml.safe_load((ROOT / "_config.yml").read_text())
+    config["execute"]["execute_notebooks"] = "off"
+    cfg = out / "_config.yml"
+    cfg.write_text(yaml.safe_dump(config))
+    shutil.copytree(ROOT / "_ext", out / "_ext")
+    cmd = [str(BIN / "jupyter-book"), "build", str(ROOT), "--builder", "latex", "--path-output", str(out),
+           "--config", str(cfg), "-W", "-n", "--keep-going"]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
+    assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-4000:]
+    return out / "_build"
+
+
+@pytest.fixture(scope="module")
+def parts() -> list[tuple[str, bool, list[str]]]:
+    return toc_parts(yaml.safe_load((ROOT / "_toc.yml").read_text()))
+
+
+@pytest.fixture(scope="module")
+def tex(latex_build: Path) -> str:
+    return (latex_build / "latex" / "egm-book.tex").read_text(encoding="utf-8")
+
+
+@pytest.fixture(scope="module")
+def environment(latex_build: Path):
+    with open(latex_build / ".doctrees" / "environment.pickle", "rb") as f:
+        return pickle.load(f)
+
+
+@pytest.fixture(scope="module")
+def compiled(latex_build: Path) -> Path:
+    """The same LaTeX source compiled, as `make pdf` does (only where LaTeX is installed)."""
+    tools = _pdf_tools()
+    if shutil.which("make") is None or tools.missing():
+        pytest.skip("LaTeX is not installed (scripts/pdf_tools.py needs): the PDF is not compiled")
+    latex = latex_build / "latex"
+    proc = subprocess.run(["make", "-C", str(latex), "all-pdf"], capture_output=True, text=True,
+                          errors="replace", timeout=1800)
+    log = latex / "egm-book.log"
+    text = log.read_text(encoding="latin-1") if log.is_file() else ""
+    errors = re.findall(r"^! .*(?:\n.*){0,3}", text, re.M)
+    # name the document each error comes from (the last chapter label before its line)
+    lines = (latex / "egm-book.tex").read_text(encoding="utf-8").splitlines()
+    where = []
+    for number in re.findall(r"^l\.(\d+) ", text, re.M)[:3]:
+        docs = _DOC_LABEL.findall("\n".join(lines[:int(number)]))
+        where.append(f"line {number} of egm-book.tex is in {docs[-1] if docs else 'the preface'}")
+    where = list(dict.fromkeys(where))
+    assert proc.returncode == 0, "pdflatex failed:\n" + "\n".join(where + errors[:4]) + "\n" + proc.stdout[-800:]
+    assert tools.check(log) == 0
+    return latex
+
+
+# -- the tests -------------------------------------------------------------------------------
+
+def test_toc_has_a_back_matter_last(parts):
+    assert outline_problems(parts) == []
+    back = [doc for _, numbered, docs in parts if not numbered for doc in docs]
+    assert back[-1] == "bibliography", "the bibliography is the book's last document"
+
+
+def test_latex_source_has_the_sites_structure(parts, tex):
+    outline, _ = tex_outline(tex)
+    assert compare(expected_outline(parts), outline) == []
+    assert re.search(r"\\chapter\{" + PREFACE + r"\}", tex)
+
+
+def test_latex_numbers_figures_and_equations_within_chapters(tex):
+    options = re.search(r"\\usepackage\[([^]]*)\]\{sphinx\}", tex).group(1).split(",")
+    assert "numfigreset=1" in options and "mathnumfig" in options
+
+
+def test_site_numbers_within_chapters(parts, environment):
+    """Every number of a chapter is <chapter>.<k>, k = 1, 2, ... per kind; nothing
+    outside the numbered chapters has a number."""
+    numbers = chapter_numbers(parts)
+    every_doc = [doc for _, _, docs in parts for doc in docs] + [yaml.safe_load(
+        (ROOT / "_toc.yml").read_text())["root"]]
+    seen = 0
+    for doc in every_doc:
+        fignumbers = environment.toc_fignumbers.get(doc, {})
+        if doc not in numbers:
+            assert not any(fignumbers.values()), f"{doc} is not a numbered chapter but numbers {fignumbers}"
+            assert not environment.toc_secnumbers.get(doc, {}).get("")
+            continue
+        chapter = numbers[doc]
+        assert environment.toc_secnumbers[doc][""] == (chapter,), doc
+        for kind, labels in fignumbers.items():
+            assert all(len(n) == 2 and n[0] == chapter for n in labels.values()), (doc, kind, labels)
+            assert sorted(n[1] for n in labels.values()) == list(range(1, len(labels) + 1)), (doc, kind)
+            seen += len(labels)
+    assert seen > 50
+    # the first definition of the first chapter
+    first = parts[0][2][0]
+    assert environment.toc_fignumbers[first]["definition"]["def-neighbours"] == (numbers[first], 1)
+
+
+def test_proof_statements_carry_the_site_numbers_into_the_latex(parts, tex, environment):
+    """sphinx-proof writes its numbers as text: the LaTeX shows the site's."""
+    numbers = chapter_numbers(parts)
+    first = parts[0][2][0]
+    assert numbers[first] == 1
+    chapter = tex.split(r"\label{\detokenize{" + first + "::doc}}")[1]
+    assert r"\sphinxcrossref{Definition 1.1}" in chapter or "Definition 1.1 " in chapter
+
+
+def test_pdf_toc_has_the_sites_structure(parts, tex, compiled):
+    _, titles = tex_outline(tex)
+    expected = [(kind, n, PREFACE if doc is None else (titles.get(doc, doc) if kind == "chapter" else doc))
+                for kind, n, doc in expected_outline(parts)]
+    actual = toc_file_outline((compiled / "egm-book.toc").read_text(encoding="latin-1"))
+    while actual and actual[-1][0] == "chapter" and actual[-1][1] is None and actual[-1][2] in INDICES:
+        actual.pop()
+    squash = [(k, n, _squash(t)) for k, n, t in expected]
+    assert compare(squash, [(k, n, _squash(t)) for k, n, t in actual]) == []
+
+
+def test_pdf_numbers_what_the_site_numbers(environment, compiled):
+    """Each figure, table and equation: the number in the PDF's .aux is the site's."""
+    aux = (compiled / "egm-book.aux").read_text(encoding="latin-1")
+    pdf = {key.lower(): number for key, number in re.findall(r"\\newlabel\{(.+?)\}\{\{([^{}]*)\}", aux)}
+    checked, wrong = 0, []
+    for doc, kinds in environment.toc_fignumbers.items():
+        for kind, labels in kinds.items():
+            for label, number in labels.items():
+                if kind == "displaymath":
+                    key = f"equation:{doc}:{label.removeprefix('equation-')}"
+                elif kind in ("figure", "table", "code-block"):
+                    key = f"{doc}:{label}"
+                else:
+                    continue  # sphinx-proof: written as text from the same numbers
+                checked += 1
+                site = ".".join(map(str, number))
+                if pdf.get(key.lower()) != site:
+                    wrong.append(f"{key}: site {site}, PDF {pdf.get(key.lower())}")
+    assert checked > 30
+    assert wrong == []
+
+
+# -- the comparisons fail on wrong structures -----------------------------------------------
+
+PARTS = [("Foundations", True, ["a", "b"]), ("Data", True, ["c"]), ("Back matter", False, ["z"])]
+
+
+def _tex(body: str) -> str:
+    return "\\documentclass{sphinxmanual}\n\\begin{document}\n" + body
+
+
+def _chapter(doc: str) -> str:
+    return "\\chapter{Title of " + doc + "}\n\\label{\\detokenize{" + doc + ":x}}\\label{\\detokenize{" \
+        + doc + "::doc}}\n"
+
+
+GOOD = _tex("\\edef\\egmSavedSecnumdepth{\\the\\value{secnumdepth}}\n\\setcounter{secnumdepth}{-1}\n"
+            "\\chapter{Preface}\n\\section{How to cite}\n"
+            "\\setcounter{secnumdepth}{\\egmSavedSecnumdepth}\n\\part{Foundations}\n" + _chapter("a")
+            + _chapter("b") + "\\setcounter{secnumdepth}{\\egmSavedSecnumdepth}\n\\part{Data}\n"
+            + _chapter("c") + "\\setcounter{secnumdepth}{-2}\n\\part{Back matter}\n" + _chapter("z"))
+
+
+def test_the_comparison_passes_the_right_structure():
+    outline, titles = tex_outline(GOOD)
+    assert compare(expected_outline(PARTS), outline) == []
+    assert titles["c"] == "Title of c"
+    assert expected_outline(PARTS)[-1] == ("chapter", None, "z")
+
+
+@pytest.mark.parametrize("wrong", [
+    # the structure before issue 18: the landing page's headings as chapters, the
+    # chapters as sections of "Map of the book", no parts
+    _tex("\\chapter{What the book finds}\n\\chapter{Map of the book}\n\\section{Title of a}\n"
+         "\\label{\\detokenize{a::doc}}\n\\section{Title of b}\n\\label{\\detokenize{b::doc}}\n"),
+    GOOD.replace("\\part{Data}", ""),                                   # a part lost
+    GOOD.replace("\\part{Foundations}", "\\part{Data}", 1),               # parts out of order
+    GOOD.replace(_chapter("a") + _chapter("b"), _chapter("b") + _chapter("a")),  # chapters out of order
+    GOOD.replace("\\setcounter{secnumdepth}{-1}\n", ""),                 # a numbered preface
+    GOOD.replace("\\setcounter{secnumdepth}{-2}", "\\setcounter{secnumdepth}{\\egmSavedSecnumdepth}"),
+    GOOD.replace("\\chapter{Preface}\n\\section{How to cite}", "\\chapter{Preface}\n\\chapter{How to cite}"),
+])
+def test_the_comparison_fails_a_wrong_structure(wrong):
+    outline, _ = tex_outline(wrong)
+    assert compare(expected_outline(PARTS), outline) != []
+
+
+def test_the_toc_check_fails_a_back_matter_before_the_end():
+    assert outline_problems([PARTS[0], PARTS[2], PARTS[1]]) != []
+    assert outline_problems(PARTS[:2]) != []
+    assert outline_problems([(c, False, d) for c, _, d in PARTS]) != []
+
+
+GOOD_TOC = r"""\babel@toc {english}{}\relax
+\contentsline {chapter}{Preface}{1}{chapter*.3}%
+\contentsline {section}{How to cite}{2}{section*.7}%
+\contentsline {part}{I\hspace {1em}Foundations}{3}{part.1}%
+\contentsline {chapter}{\numberline {1}Title of a}{5}{chapter.1}%
+\contentsline {section}{\numberline {1.1}Datasets}{6}{section.1.1}%
+\contentsline {chapter}{\numberline {2}Title of b}{15}{chapter.2}%
+\contentsline {part}{II\hspace {1em}Data}{39}{part.2}%
+\contentsline {chapter}{\numberline {3}Title of c}{41}{chapter.3}%
+\contentsline {part}{Back matter}{181}{section*.50}%
+\contentsline {chapter}{Title of z}{183}{chapter*.51}%
+"""
+
+
+def test_the_toc_file_comparison():
+    titles = {doc: f"Title of {doc}" for doc in "abcz"}
+    expected = [(k, n, PREFACE if d is None else (titles[d] if k == "chapter" else d))
+                for k, n, d in expected_outline(PARTS)]
+    assert compare(expected, toc_file_outline(GOOD_TOC)) == []
+    numbered_back = GOOD_TOC.replace("{Title of z}", "{\\numberline {4}Title of z}")
+    assert compare(expected, toc_file_outline(numbered_back)) != []
+    as_sections = GOOD_TOC.replace("{chapter}{\\numberline {2}", "{section}{\\numberline {1.2}")
+    assert compare(expected, toc_file_outline(as_sections)) != []
