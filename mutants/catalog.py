@@ -333,18 +333,18 @@ MUTANTS: list[Mutant] = [
     # --- the state of the art (CoinPress, exact zCDP accounting) --------------------
     Mutant("sota_rho_for_usual_bound", SOTA, "egmlib.coinpress.rho_for",
            "budget from the usual bound rho + 2 sqrt(rho log(1/delta)) = epsilon, not the exact one",
-           _usual_bound_rho, until="c012"),
+           _usual_bound_rho, until="c013"),
     Mutant("sota_zcdp_delta_8pct", SOTA, "egmlib.coinpress.zcdp_delta",
-           "exact delta of a composition 8% too small", times(0.92), until="c010"),
+           "exact delta of a composition 8% too small", times(0.92), until="c011"),
     Mutant("sota_simulate_noise_10pct", SOTA, "egmlib.coinpress.simulate_plan",
            "every step's noise std 10% too large",
-           arg("plan", _plan_steps(lambda s: {"noise_sd": 1.1 * s.noise_sd})), until="c005"),
+           arg("plan", _plan_steps(lambda s: {"noise_sd": 1.1 * s.noise_sd})), until="c006"),
     Mutant("sota_run_plan_clip_2pct", SOTA, "egmlib.coinpress.run_plan",
            "rows clipped at 1.02 T, not T (sensitivity 2% above the calibrated one)",
-           arg("plan", _plan_steps(lambda s: {"threshold": 1.02 * s.threshold})), subtle=True, until="c016"),
+           arg("plan", _plan_steps(lambda s: {"threshold": 1.02 * s.threshold})), subtle=True, until="c017"),
     Mutant("sota_private_variances_7pct", SOTA, "egmlib.coinpress.private_variances",
            "variance estimates 7% too small", result(replace_field("variances", lambda v: 0.93 * v)),
-           until="c046"),
+           until="c055"),
 ]
 
 

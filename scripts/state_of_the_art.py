@@ -19,10 +19,13 @@ Writes these CSV files into data/state_of_the_art/:
   min(error, t * median), t in HLY_TRIMS: lower bounds of the expected error with small s.e.;
 * unknown_sigma.csv -- method 6 (sigma unknown): private diagonal variances
   (egmlib.coinpress.private_variances) feeding the hybrid, for a sweep of budget shares,
-  on the cells d in {10, 100}, alpha in {1, 2}, n d <= 1e6.
+  on the cells d in {10, 100}, alpha in {1, 2}, n d <= 1e6; replicates added in seeded
+  batches until the relative standard error is at most 5% (unknown_sigma_cell).
 
 Run: .venv/bin/python scripts/state_of_the_art.py [formulas] [simulations] [simulations_huge]
-[hly] [unknown]  (all five by default; several hours on one core).
+[hly] [unknown] [resume]  (the first five by default; several hours on one core).  With
+"resume", rows of the existing files that met the 5% target are kept (they would be
+recomputed identically) and only the others are computed.
 Every random draw comes from numpy.random.default_rng([SEED, ...cell indices...]), so any
 row can be recomputed alone (the chapter does so for some rows).
 """
@@ -66,14 +69,15 @@ SIM_HUGE_ND = 10**7                          # simulations_huge.csv: 1e6 < n d <
 SIM_BATCH = 40                               # replicates per seeded batch
 SIM_MIN_REPS = 80
 SIM_MAX_REPS = 4000                          # cap on the replicates of one (cell, method)
-SIM_MAX_WORK = 6e9                           # cap on reps * n * d * steps of one (cell, method)
+SIM_MAX_WORK = 4e10                          # cap on reps * n * d * steps of one (cell, method)
 TARGET_SE = 0.05
 HLY_MAX_WORK = 1e8                           # method 5: cap on reps * n * D (D: padded dimension)
 HLY_MAX_REPS = 2000
 HLY_TRIMS = (10.0, 100.0)                    # method 5: also the means of min(error, t median)
-V_SHARES = (0.0, 0.05, 0.1, 0.2, 0.35, 0.5)
+V_SHARES = (0.0, 0.05, 0.1, 0.2, 0.35, 0.5, 0.65, 0.8)
 V_STEPS = 6
-V_REPS = 40
+V_BATCH = 40                                 # unknown sigma: replicates per seeded batch
+V_MAX_REPS = 2000                            # unknown sigma: cap on the replicates of one row
 V_CELLS = tuple((d, a, n) for d in (10, 100) for a in (1.0, 2.0) for n in NS if n * d <= SIM_LARGE_ND)
 SIGMA_BOUND = 1.0        # public bound on every sigma_j (Zipf sigmas sum to 1)
 OUT = Path(__file__).resolve().parents[1] / "data" / "state_of_the_art"
@@ -204,28 +208,75 @@ def simulate_hly_cell(d: int, ia: int, n: int) -> dict:
                 reached=bool(se <= TARGET_SE * err.mean()))
 
 
-def unknown_sigma_cell(d: int, alpha: float, n: int, share: float, reps: int = V_REPS) -> dict:
-    """Method 6: private diagonal variances (share of rho) feeding the hybrid (the rest)."""
+def unknown_sigma_cell(d: int, alpha: float, n: int, share: float) -> dict:
+    """Method 6: private diagonal variances (share of rho) feeding the hybrid (the rest).
+
+    Batches of V_BATCH replicates are added, as in simulate_cell, until the relative
+    standard error of the mean error is at most TARGET_SE (after at least SIM_MIN_REPS
+    replicates) or V_MAX_REPS replicates are reached.  Batch k draws from
+    default_rng([SEED, 2, d, ia, n, 1000 share, k]).
+    """
     R = 10.0
     sig = zipf_sigmas(d, alpha)
     rho = rho_for(1.0, DELTA)
-    rng = np.random.default_rng([SEED, 2, d, ALPHAS.index(alpha), n, int(round(1000 * share))])
-    errors, ratios = [], []
-    for _ in range(reps):
-        mu = true_mean(d, R, rng)
-        X = rng.standard_normal((n, d)) * sig + mu
-        if share > 0:
-            v = private_variances(X, SIGMA_BOUND**2, np.full(V_STEPS, share * rho / V_STEPS), rng=rng, z=0.5)
-            guess = np.sqrt(np.maximum(v.upper, 1e-300))
-        else:
-            guess = np.full(d, SIGMA_BOUND)
-        plan = hybrid_plan(guess, n, R, standard_schedule((1.0 - share) * rho, 4))
-        est = run_plan(X, np.zeros(d), plan, rng=rng)
-        errors.append(float(np.sum((est - X.mean(axis=0)) ** 2)))
-        ratios.append(float(np.median(guess / sig)))
-    e = np.array(errors)
-    return dict(d=d, alpha=alpha, n=n, share=share, reps=reps, mean=float(e.mean()),
-                se=float(e.std(ddof=1) / math.sqrt(reps)), median_sigma_ratio=float(np.median(ratios)))
+    errors, ratios, k = [], [], 0
+    while True:
+        rng = np.random.default_rng([SEED, 2, d, ALPHAS.index(alpha), n, int(round(1000 * share)), k])
+        k += 1
+        for _ in range(V_BATCH):
+            mu = true_mean(d, R, rng)
+            X = rng.standard_normal((n, d)) * sig + mu
+            if share > 0:
+                v = private_variances(X, SIGMA_BOUND**2, np.full(V_STEPS, share * rho / V_STEPS), rng=rng, z=0.5)
+                guess = np.sqrt(np.maximum(v.upper, 1e-300))
+            else:
+                guess = np.full(d, SIGMA_BOUND)
+            plan = hybrid_plan(guess, n, R, standard_schedule((1.0 - share) * rho, 4))
+            est = run_plan(X, np.zeros(d), plan, rng=rng)
+            errors.append(float(np.sum((est - X.mean(axis=0)) ** 2)))
+            ratios.append(float(np.median(guess / sig)))
+        e = np.array(errors)
+        se = float(e.std(ddof=1) / math.sqrt(e.size))
+        if e.size >= SIM_MIN_REPS and se <= TARGET_SE * e.mean():
+            break
+        if e.size + V_BATCH > V_MAX_REPS:
+            break
+    return dict(d=d, alpha=alpha, n=n, share=share, reps=e.size, mean=float(e.mean()),
+                se=se, median_sigma_ratio=float(np.median(ratios)),
+                reached=bool(se <= TARGET_SE * e.mean()))
+
+
+def previous(name: str, every: bool = False) -> dict:
+    """Rows of an earlier run that met the 5% target (every row if ``every``: for a
+    part whose caps did not change), by key.  Resume: such rows would be recomputed
+    identically, since every batch has its own seed and a row that met the target
+    stopped before any cap."""
+    path = OUT / name
+    if not path.exists():
+        return {}
+    out = {}
+    with open(path) as fh:
+        for r in csv.DictReader(fh):
+            if every or r.get("reached") == "True":
+                row = {k: _parse(v) for k, v in r.items()}
+                out[_key(row)] = row
+    return out
+
+
+def _parse(v: str):
+    if v in ("True", "False"):
+        return v == "True"
+    for f in (int, float):
+        try:
+            return f(v)
+        except ValueError:
+            pass
+    return v
+
+
+def _key(row: dict) -> tuple:
+    return (int(row["d"]), float(row["alpha"]), int(row["n"]), row.get("method", ""),
+            float(row.get("share", -1.0)))
 
 
 def write(name: str, rows: list[dict]) -> None:
@@ -251,30 +302,45 @@ def main(parts: list[str]) -> None:
         # cells in order of n d (then alpha = 1, 2, 0.5, 0.1): a partial file covers the cheap cells
         cells = [(d, ia, n) for d in DS for ia in range(len(ALPHAS)) for n in NS if low < n * d <= high]
         cells.sort(key=lambda c: (c[0] * c[2], (2, 3, 1, 0).index(c[1]), c[0]))
+        name = "simulations_huge.csv" if huge else "simulations.csv"
+        done = previous(name) if "resume" in parts else {}
         rows = []
         for d, ia, n in cells:
             for im, m in enumerate(METHODS):
+                key = (d, ALPHAS[ia], n, m, -1.0)
+                if key in done and done[key]["param"] == table[(d, ALPHAS[ia], n, m)]:
+                    rows.append(done[key])
+                    continue
                 rows.append(simulate_cell(d, ia, n, im, table[(d, ALPHAS[ia], n, m)]))
                 print("sim", d, ALPHAS[ia], n, m, rows[-1]["reps"], rows[-1]["se"] / rows[-1]["mean"], flush=True)
-            write("simulations_huge.csv" if huge else "simulations.csv", rows)   # after each cell
+            write(name, rows)   # after each cell
     if "hly" in parts:
         cells = [(d, ia, n) for d in DS for ia in range(len(ALPHAS)) for n in NS if n * d <= SIM_HUGE_ND]
         cells.sort(key=lambda c: (c[0] * c[2], (2, 3, 1, 0).index(c[1]), c[0]))
+        done = previous("hly.csv", every=True) if "resume" in parts else {}
         rows = []
         for d, ia, n in cells:
-            rows.append(simulate_hly_cell(d, ia, n))
+            key = (d, ALPHAS[ia], n, "hly", -1.0)
+            rows.append(done[key] if key in done else simulate_hly_cell(d, ia, n))
             print("hly", d, ALPHAS[ia], n, rows[-1]["reps"], rows[-1]["se"] / rows[-1]["mean"], flush=True)
             write("hly.csv", rows)      # after each cell: a partial run leaves a consistent file
     if "unknown" in parts or "unknown_large" in parts:
         # "unknown_large" alone: only the cells with n d > SIM_MAX_ND, into
         # unknown_sigma_large.csv (merged into unknown_sigma.csv in V_CELLS order)
+        done = previous("unknown_sigma.csv", every=True) if "resume" in parts else {}
         rows = []
         for d, alpha, n in V_CELLS:
             if "unknown" not in parts and n * d <= SIM_MAX_ND:
                 continue
             for share in V_SHARES:
+                key = (d, alpha, n, "", share)
+                if key in done:
+                    rows.append(done[key])
+                    continue
                 rows.append(unknown_sigma_cell(d, alpha, n, share))
-                print("unknown", d, alpha, n, share, flush=True)
+                print("unknown", d, alpha, n, share, rows[-1]["reps"],
+                      rows[-1]["se"] / rows[-1]["mean"], flush=True)
+                write("unknown_sigma.csv" if "unknown" in parts else "unknown_sigma_large.csv", rows)
         write("unknown_sigma.csv" if "unknown" in parts else "unknown_sigma_large.csv", rows)
 
 
