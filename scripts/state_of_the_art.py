@@ -69,7 +69,7 @@ SIM_HUGE_ND = 10**7                          # simulations_huge.csv: 1e6 < n d <
 SIM_BATCH = 40                               # replicates per seeded batch
 SIM_MIN_REPS = 80
 SIM_MAX_REPS = 4000                          # cap on the replicates of one (cell, method)
-SIM_MAX_WORK = 4e10                          # cap on reps * n * d * steps of one (cell, method)
+SIM_MAX_WORK = 1e11                          # cap on reps * n * d * steps of one (cell, method)
 TARGET_SE = 0.05
 HLY_MAX_WORK = 1e8                           # method 5: cap on reps * n * D (D: padded dimension)
 HLY_MAX_REPS = 2000
@@ -133,6 +133,15 @@ def formulas() -> list[dict]:
     return rows
 
 
+def _sequential(err: np.ndarray, batch: int, cap: int) -> tuple[float, bool]:
+    """The standard error of the mean of ``err``, and whether to stop adding batches:
+    the relative standard error is at most TARGET_SE (after at least SIM_MIN_REPS
+    replicates), or another batch would pass ``cap`` replicates."""
+    se = float(err.std(ddof=1) / math.sqrt(err.size))
+    reached = err.size >= SIM_MIN_REPS and se <= TARGET_SE * err.mean()
+    return se, reached or err.size + batch > cap
+
+
 def simulate_cell(d: int, ia: int, n: int, im: int, param: float) -> dict:
     """Seeded, sequential simulation of one method on one cell (eps = 1, R = 10).
 
@@ -156,10 +165,8 @@ def simulate_cell(d: int, ia: int, n: int, im: int, param: float) -> dict:
         parts.append(simulate_plan(plan, sig, mu, np.zeros(d), n, SIM_BATCH, rng=rng).sample)
         k += 1
         err = np.concatenate(parts)
-        se = float(err.std(ddof=1) / math.sqrt(err.size))
-        if err.size >= SIM_MIN_REPS and se <= TARGET_SE * err.mean():
-            break
-        if err.size + SIM_BATCH > cap:
+        se, done = _sequential(err, SIM_BATCH, cap)
+        if done:
             break
     return dict(d=d, alpha=alpha, n=n, method=method, param=param, reps=err.size,
                 mean=float(err.mean()), se=se, formula=plan_error(plan, sig, n),
@@ -188,10 +195,8 @@ def simulate_hly_cell(d: int, ia: int, n: int) -> dict:
         parts.append(simulate_hly(sig, mu, np.zeros(d), n, SIM_BATCH, R, rho, rng=rng))
         k += 1
         err = np.concatenate([p.sample for p in parts])
-        se = float(err.std(ddof=1) / math.sqrt(err.size))
-        if err.size >= SIM_MIN_REPS and se <= TARGET_SE * err.mean():
-            break
-        if err.size + SIM_BATCH > cap:
+        se, done = _sequential(err, SIM_BATCH, cap)
+        if done:
             break
     noise = np.concatenate([p.noise for p in parts])
     med = float(np.median(err))
@@ -236,10 +241,8 @@ def unknown_sigma_cell(d: int, alpha: float, n: int, share: float) -> dict:
             errors.append(float(np.sum((est - X.mean(axis=0)) ** 2)))
             ratios.append(float(np.median(guess / sig)))
         e = np.array(errors)
-        se = float(e.std(ddof=1) / math.sqrt(e.size))
-        if e.size >= SIM_MIN_REPS and se <= TARGET_SE * e.mean():
-            break
-        if e.size + V_BATCH > V_MAX_REPS:
+        se, done = _sequential(e, V_BATCH, V_MAX_REPS)
+        if done:
             break
     return dict(d=d, alpha=alpha, n=n, share=share, reps=e.size, mean=float(e.mean()),
                 se=se, median_sigma_ratio=float(np.median(ratios)),

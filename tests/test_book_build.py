@@ -18,23 +18,15 @@ from pathlib import Path
 import pytest
 import yaml
 
+from book_builds import build_book
+
 ROOT = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent
 
 
 @pytest.fixture(scope="module")
 def built_site(tmp_path_factory) -> Path:
-    out = tmp_path_factory.mktemp("book")
-    config = yaml.safe_load((ROOT / "_config.yml").read_text())
-    config["execute"]["execute_notebooks"] = "off"
-    cfg = out / "_config.yml"
-    cfg.write_text(yaml.safe_dump(config))
-    shutil.copytree(ROOT / "_ext", out / "_ext")  # local_extensions resolve beside the config
-    cmd = [str(BIN / "jupyter-book"), "build", str(ROOT), "--path-output", str(out),
-           "--config", str(cfg), "-W", "-n", "--keep-going"]
-    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
-    assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-4000:]
-    return out / "_build" / "html"
+    return build_book(tmp_path_factory.mktemp("book")) / "html"
 
 
 def test_site_has_every_page(built_site: Path):

@@ -32,6 +32,8 @@ from pathlib import Path
 import pytest
 import yaml
 
+from book_builds import build_book
+
 ROOT = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent
 PREFACE = "Preface"
@@ -168,17 +170,7 @@ def compare(expected: list[tuple], actual: list[tuple]) -> list[str]:
 @pytest.fixture(scope="module")
 def latex_build(tmp_path_factory) -> Path:
     """Sphinx's LaTeX source of the book (stored outputs, no execution)."""
-    out = tmp_path_factory.mktemp("pdf")
-    config = yaml.safe_load((ROOT / "_config.yml").read_text())
-    config["execute"]["execute_notebooks"] = "off"
-    cfg = out / "_config.yml"
-    cfg.write_text(yaml.safe_dump(config))
-    shutil.copytree(ROOT / "_ext", out / "_ext")
-    cmd = [str(BIN / "jupyter-book"), "build", str(ROOT), "--builder", "latex", "--path-output", str(out),
-           "--config", str(cfg), "-W", "-n", "--keep-going"]
-    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
-    assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-4000:]
-    return out / "_build"
+    return build_book(tmp_path_factory.mktemp("pdf"), builder="latex")
 
 
 @pytest.fixture(scope="module")
