@@ -285,3 +285,14 @@ def test_no_control_characters_in_text(path: Path):
 
 def test_control_character_check_can_fail():
     assert control_characters("budget $\rho$, $\\rho$") and not control_characters("$\\rho$\n")
+
+
+SITE_PAGES = sorted(p for p in ROOT.glob("*.md") if p.name not in ("README.md", "CONTRIBUTING.md"))
+
+
+@pytest.mark.parametrize("path", SITE_PAGES, ids=lambda p: p.name)
+def test_page_code_fits(path: Path):
+    """The site's markdown pages (landing page, Reproduce, ...): code blocks fit too."""
+    code = _fenced_code({"source": [path.read_text()]})
+    long = [line for line in code if len(line) > CODE_WIDTH]
+    assert not long, f"{len(long)} code lines over {CODE_WIDTH} characters, e.g. {long[0]!r}"
