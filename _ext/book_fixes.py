@@ -1,4 +1,4 @@
-"""Two small fixes for the Jupyter Book 1 / sphinx-proof stack, found by the
+"""Three small fixes for the Jupyter Book 1 / sphinx-proof stack, found by the
 reader's check in a real browser (scripts/check_site.py).
 
 1. sphinx-thebe's and sphinx-togglebutton's inline configuration scripts are
@@ -10,9 +10,13 @@ reader's check in a real browser (scripts/check_site.py).
    sphinx-togglebutton (it looks for the title) and did not fold.  Each proof
    gets a unique id, and a dropdown proof gets a "Proof" title (its body loses
    the then redundant leading "Proof. ").
+3. Display equations wider than the text column were cut off (at 1280 px for a
+   few, on phones for many): static/book_fixes.css lets them scroll.
 """
 
 from __future__ import annotations
+
+from pathlib import Path
 
 from docutils import nodes
 
@@ -47,7 +51,13 @@ def _dedupe_scripts(app, pagename, templatename, context, doctree):
     scripts[:] = unique
 
 
+def _add_static(app):
+    app.config.html_static_path.append(str(Path(__file__).parent / "static"))
+
+
 def setup(app):
+    app.connect("builder-inited", _add_static)
+    app.add_css_file("book_fixes.css")
     app.connect("doctree-resolved", _fix_proofs)
     # last of the handlers: others add scripts to the page while handling this event
     app.connect("html-page-context", _dedupe_scripts, priority=999)

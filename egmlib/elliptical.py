@@ -453,7 +453,6 @@ def tail_log_ratio(log_f: LogGenerator, *, sensitivity: float, sigma: float = 1.
     than that (for example like ``1 - 1/log r``) is therefore reported as
     ``inf``, and one that decreases slowly is reported by its last value: the
     answer can be too pessimistic, never too optimistic.
-    too pessimistic, never too optimistic.
 
     References
     ----------

@@ -5,13 +5,13 @@
 non-centrality and no normal term).  The book needs its upper quantile: the
 squared clipping radius of the study is ``isf(1/n, (b * sigma)**2)``.
 
-Public functions
-----------------
-sf(c, weights)            P(Q > c)
-cdf(c, weights)           P(Q <= c)
-pdf(c, weights)           the density of Q at c
-isf(p, weights)           the c with P(Q > c) = p
-isf_gradient(p, weights)  that c and its gradient dc/dw_j = E[Z_j**2 | Q = c]
+The public functions:
+
+- ``sf(c, weights)``: P(Q > c);
+- ``cdf(c, weights)``: P(Q <= c);
+- ``pdf(c, weights)``: the density of Q at c;
+- ``isf(p, weights)``: the c with P(Q > c) = p;
+- ``isf_gradient(p, weights)``: that c and its gradient dc/dw_j = E[Z_j**2 | Q = c].
 
 All are computed to (close to) full double precision *relative* accuracy,
 also far in the upper tail, by inverting the moment generating function along
