@@ -110,9 +110,6 @@ def test_summary_check_can_fail(tmp_path: Path):
 CODE_WIDTH = 80
 OUTPUT_WIDTH = 100
 HIDDEN = {"remove-cell", "remove-input"}
-# Chapters not yet reformatted (being worked on); each is xfail(strict), so a
-# chapter that passes must leave this set.
-LINE_LENGTH_PENDING: set[str] = set()
 
 
 def _fenced_code(cell: dict) -> list[str]:
@@ -169,21 +166,17 @@ def long_lines(nb: dict) -> tuple[list[str], list[str]]:
 
 
 @pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.name)
-def test_code_fits_the_page(path: Path, request):
-    if path.stem in LINE_LENGTH_PENDING:
-        request.applymarker(pytest.mark.xfail(strict=True, reason="chapter not yet reformatted"))
+def test_code_fits_the_page(path: Path):
     code, out = long_lines(json.loads(path.read_text()))
     assert not code, f"{len(code)} code lines over {CODE_WIDTH} characters, e.g. {code[0]!r}"
     assert not out, f"{len(out)} output lines over {OUTPUT_WIDTH} characters, e.g. {out[0]!r}"
 
 
 @pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.name)
-def test_no_walrus_in_literals(path: Path, request):
+def test_no_walrus_in_literals(path: Path):
     """Plain code: no assignment expressions inside dict, list, set or call literals."""
     import ast
 
-    if path.stem in LINE_LENGTH_PENDING:
-        request.applymarker(pytest.mark.xfail(strict=False, reason="chapter not yet reformatted"))
     nb = json.loads(path.read_text())
     for cell in nb["cells"]:
         if cell["cell_type"] != "code":
@@ -242,9 +235,7 @@ def figure_problems(nb: dict) -> list[str]:
 
 
 @pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.name)
-def test_figures_can_be_read(path: Path, request):
-    if path.stem in LINE_LENGTH_PENDING:
-        request.applymarker(pytest.mark.xfail(strict=False, reason="chapter not yet reformatted"))
+def test_figures_can_be_read(path: Path):
     problems = figure_problems(json.loads(path.read_text()))
     assert not problems, "; ".join(problems)
 
