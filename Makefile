@@ -1,6 +1,9 @@
 # The two commands of the README: `make book` and `make test`.
-# Both bootstrap a local virtual environment from the pins in pyproject.toml;
-# it is re-installed only when pyproject.toml changes.
+# Both bootstrap a local virtual environment from the lock,
+# requirements/book.lock (every package, with versions and hashes), then
+# install egmlib itself, editable, without dependencies; it is re-installed
+# only when pyproject.toml or the lock changes.  `make lock` rewrites the lock
+# from requirements/book.in.
 #
 # Python: any version that requires-python in pyproject.toml allows (3.11 to
 # 3.13).  The default `python3` gets .venv; another one, e.g.
@@ -40,7 +43,18 @@ else
 VENV ?= .venv-$(PYVER)
 endif
 BIN := $(VENV)/bin
-STAMP := $(VENV)/.installed-$(PYVER)-$(shell sha256sum pyproject.toml | cut -c1-16)
+LOCK := requirements/book.lock
+STAMP := $(VENV)/.installed-$(PYVER)-$(shell cat pyproject.toml $(LOCK) 2>/dev/null | sha256sum | cut -c1-16)
+# The locking tool, pinned; `make lock` alone installs it, in its own environment.
+UV_VERSION := 0.13.9
+UV_ENV := $(VENV)/tools/uv-$(UV_VERSION)
+UV := $(UV_ENV)/bin/uv
+# The lock is universal (markers), for every Python from this one up: 3.11.5,
+# as soupsieve (beautifulsoup4, sphinx-book-theme) needs it.
+LOCK_PYTHON := 3.11.5
+# `make lock LOCK_ARGS=--upgrade` moves the transitive packages to their newest
+# versions (otherwise the ones in the lock are kept).
+LOCK_ARGS ?=
 # cffconvert pins jsonschema 3 (the book needs 4): it lives in its own environment.
 CFF_ENV := $(VENV)/tools/cffconvert
 CFFCONVERT := $(CFF_ENV)/bin/cffconvert
@@ -48,7 +62,7 @@ JB_FLAGS := -W -n --keep-going
 # `make lab LAB_ARGS="--no-browser --port=8899"` passes options to JupyterLab.
 LAB_ARGS ?=
 
-.PHONY: help venv book pdf notebooks lab test mutants bench clean public-address
+.PHONY: help venv lock library-check book pdf notebooks lab test mutants bench clean public-address
 
 help:
 	@echo "make book       build the HTML book into _build/html (executes every chapter; with the PDF if LaTeX is installed)"
@@ -58,20 +72,40 @@ help:
 	@echo "make lab        JupyterLab on chapters/ with the project's kernel, to rerun the notebooks"
 	@echo "make mutants    run every chapter under wrong versions of egmlib functions: all must fail"
 	@echo "make bench      run the benchmarks in bench/"
+	@echo "make lock       rewrite requirements/book.lock from requirements/book.in (uv, pinned)"
+	@echo "make library-check  build egmlib's wheel and sdist, test it at its lowest and newest dependencies"
 	@echo "make clean      remove _build and caches"
 
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml $(LOCK)
 	@# a venv made by another Python (python3 was upgraded) is made afresh
 	@if [ -x $(BIN)/python ] && [ "$$($(BIN)/python scripts/python_version.py x 2>/dev/null)" != "$(PYVER)" ]; then \
 	  echo "$(VENV) holds another Python than $(PYVER): re-creating it"; rm -rf $(VENV); fi
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e ".[book,test,bench,lab]"
+	$(BIN)/python -m pip install --quiet --require-hashes -r $(LOCK)
+	$(BIN)/python -m pip install --quiet --no-deps -e .
 	$(BIN)/python -m ipykernel install --sys-prefix --name python3 --display-name "Python 3 (egmlib)" >/dev/null
 	rm -f $(VENV)/.installed-*
 	touch $(STAMP)
 
 venv: $(STAMP)
+
+$(UV):
+	rm -rf $(UV_ENV)
+	$(PYTHON) -m venv $(UV_ENV)
+	$(UV_ENV)/bin/python -m pip install --quiet uv==$(UV_VERSION)
+
+# The book's lock: requirements/book.in and every package it needs, exact
+# versions and hashes, one file for every Python and platform.
+lock: $(UV)
+	$(UV) pip compile requirements/book.in --universal --python-version $(LOCK_PYTHON) \
+	  --generate-hashes --custom-compile-command "make lock" --quiet --output-file $(LOCK) $(LOCK_ARGS)
+
+# egmlib as a library: its wheel and sdist, installed into fresh environments
+# with its dependencies at their lowest allowed versions, then at the newest,
+# and its unit tests and doctests run there (scripts/library_check.py).
+library-check:
+	$(PYTHON) scripts/library_check.py
 
 $(CFFCONVERT): scripts/cffconvert-requirements.txt | $(STAMP)
 	rm -rf $(CFF_ENV)

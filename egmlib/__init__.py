@@ -8,7 +8,8 @@ Modules: :mod:`egmlib.privacy` (Gaussian calibration), :mod:`egmlib.gchi2`
 (generalized chi-square tails and quantiles: ``egmlib.gchi2.sf/cdf/isf``),
 :mod:`egmlib.scaling`, :mod:`egmlib.bounds`, :mod:`egmlib.zipf`,
 :mod:`egmlib.mechanisms`, :mod:`egmlib.elliptical`, :mod:`egmlib.symbolic`
-(the SymPy objects of the Lagrangian derivation), :mod:`egmlib.optimal` (the exactly
+(the SymPy objects of the Lagrangian derivation; needs SymPy, the ``symbolic``
+extra, and is imported on first use), :mod:`egmlib.optimal` (the exactly
 optimal scaling, box clipping, the clipping-probability trade-off, a private centre),
 :mod:`egmlib.coinpress` (CoinPress, exact zCDP accounting, private-centre pipelines),
 :mod:`egmlib.hly` (Huang, Liang & Yi's shifted clipped mean).
@@ -18,8 +19,7 @@ from __future__ import annotations
 
 import importlib.metadata as _metadata
 
-from egmlib import (bounds, coinpress, elliptical, gchi2, hly, mechanisms, optimal, privacy, scaling,
-                    symbolic, zipf)
+from egmlib import bounds, coinpress, elliptical, gchi2, hly, mechanisms, optimal, privacy, scaling, zipf
 from egmlib.bounds import bernstein_radius2, bernstein_t_max, theorem4_applies, theorem4_error_bound
 from egmlib.mechanisms import (
     EllipticalResult,
@@ -40,10 +40,22 @@ try:  # the version is written once, in pyproject.toml
 except _metadata.PackageNotFoundError:  # a source tree that is not installed
     __version__ = "0+unknown"
 
+
+
+def __getattr__(name: str):
+    """``egmlib.symbolic`` on first use: only it needs SymPy (the ``symbolic`` extra)."""
+    if name == "symbolic":
+        import importlib
+
+        return importlib.import_module("egmlib.symbolic")
+    raise AttributeError(f"module 'egmlib' has no attribute {name!r}")
+
+
+# ``symbolic`` is not in __all__: ``from egmlib import *`` works without SymPy.
 __all__: list[str] = [
     "__version__",
     # modules
-    "bounds", "coinpress", "elliptical", "gchi2", "hly", "mechanisms", "optimal", "privacy", "scaling", "symbolic", "zipf",
+    "bounds", "coinpress", "elliptical", "gchi2", "hly", "mechanisms", "optimal", "privacy", "scaling", "zipf",
     # privacy
     "analytic_sigma", "classic_sigma", "gaussian_delta",
     # scaling

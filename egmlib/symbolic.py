@@ -34,10 +34,15 @@ import numbers
 from typing import NamedTuple, Sequence
 
 import numpy as np
-import sympy as sp
 from numpy.typing import ArrayLike, NDArray
 
 from egmlib._validation import check_array, check_bool, check_positive, check_real, overflow_guard
+
+try:  # SymPy is egmlib's one optional dependency, for this module only
+    import sympy as sp
+except ImportError as _error:
+    raise ImportError('egmlib.symbolic needs SymPy, which is optional: '
+                      'pip install "egmlib[symbolic]"', name="sympy") from _error
 
 __all__ = [
     "GaussianDataSymbols",

@@ -1,7 +1,7 @@
 """Which Pythons the book takes, and what make and .ci/run do with the others.
 
-The Makefile and .ci/run are run for real, in a scratch copy of the three files
-they read (Makefile, pyproject.toml, scripts/python_version.py), with fake or
+The Makefile and .ci/run are run for real, in a scratch copy of the files they
+read (Makefile, pyproject.toml, requirements/book.lock, scripts/python_version.py), with fake or
 real interpreters: `make -n` and `MAKE=echo` show what would run, without
 creating any environment.
 """
@@ -47,7 +47,8 @@ def test_verdict(version, verdict):
 
 def _scratch(tmp: Path) -> Path:
     (tmp / "scripts").mkdir(parents=True)
-    for name in ("Makefile", "pyproject.toml", "scripts/python_version.py"):
+    (tmp / "requirements").mkdir()
+    for name in ("Makefile", "pyproject.toml", "requirements/book.lock", "scripts/python_version.py"):
         shutil.copy(ROOT / name, tmp / name)
     return tmp
 
