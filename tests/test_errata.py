@@ -22,7 +22,8 @@ _spec = importlib.util.spec_from_file_location("evidence_counts", ROOT / "script
 ev = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(ev)
 
-CLASSES = {"wrong-result", "wrong-proof-step", "wrong-pseudo-code", "numerical-inaccuracy", "notation-typo"}
+CLASSES = {"wrong-result", "wrong-proof-step", "wrong-pseudo-code", "numerical-inaccuracy", "notation-typo",
+           "unstated-hypothesis"}
 FIELDS = {"label", "location", "class", "says", "correction", "chapter"}
 OPTIONAL = {"literals"}
 ENTRIES = [e for f in sorted((ROOT / "errata").glob("*.yml")) for e in yaml.safe_load(f.read_text())]
