@@ -287,6 +287,8 @@ MUTANTS: list[Mutant] = [
            "Zipf exponent 2% too large", arg("alpha", lambda a: 1.02 * a), subtle=True),
     Mutant("zipf_isf_2pct", ZIPF, "egmlib.gchi2.isf",
            "quantile C^2 2% too large", times(1.02), subtle=True),
+    Mutant("zipf_isf_half_pct", ZIPF, "egmlib.gchi2.isf",
+           "quantile C^2 0.5% too large", times(1.005), subtle=True),
     Mutant("zipf_ratio_over_d", ZIPF, "egmlib.zipf.improvement_ratio",
            "improvement ratio divided by d, as the study plots it", _ratio_over_d),
     Mutant("zipf_cdf_shift", ZIPF, "egmlib.gchi2.cdf",
