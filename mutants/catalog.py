@@ -234,6 +234,9 @@ MUTANTS: list[Mutant] = [
            "noise std 5% too large", noise_times(1.05, _row_sum), subtle=True),
     Mutant("gm_classic_sigma_5pct", GM, "egmlib.privacy.classic_sigma",
            "classic sigma 5% too small", times(0.95), subtle=True, until="c013"),
+    Mutant("gm_analytic_sigma_half_pct", GM, "egmlib.privacy.analytic_sigma",
+           "sigma_opt 0.5% too small (the chapter claims the calibration is exact)", times(0.995),
+           subtle=True),
     # --- the Elliptical Gaussian Mechanism ------------------------------------
     Mutant("egm_scaling_power", EGM, "egmlib.scaling.egm_scaling",
            "b_j proportional to Delta_j^0.45, not Delta_j^0.5", _normalised_power(0.45), subtle=True),
@@ -244,6 +247,9 @@ MUTANTS: list[Mutant] = [
     Mutant("egm_sqrt_sigma_opt", EGM, "egmlib.mechanisms.elliptical_gaussian_mechanism",
            "noise std sqrt(sigma_opt) Delta_j / b_j, as printed in Algorithm 2",
            noise_times(lambda res: res.sigma_opt**-0.5, _row_sum)),
+    Mutant("egm_analytic_sigma_half_pct", EGM, "egmlib.privacy.analytic_sigma",
+           "sigma_opt 0.5% too small (the chapter claims the worst pair meets delta exactly)",
+           times(0.995), subtle=True),
     # --- Gaussian data ---------------------------------------------------------
     Mutant("gd_clip_3pct_outside", GD, "egmlib.mechanisms.clipped_sum",
            "clips at 1.03 C instead of C (sensitivity 2.06 C)", arg("radius", lambda c: 1.03 * c), subtle=True),
@@ -257,6 +263,9 @@ MUTANTS: list[Mutant] = [
            "noise calibrated to sensitivity C, not 2C", noise_times(0.5, _clipped_row_sum)),
     Mutant("gd_variances_not_squared", GD, "egmlib.scaling.clip_radius",
            "radius for covariance diag(b sigma), as printed, not diag((b sigma)^2)", _variances_not_squared),
+    Mutant("gd_radius_half_pct", GD, "egmlib.scaling.clip_radius",
+           "radius C 0.5% too large (the chapter claims exact clipping probabilities)", times(1.005),
+           subtle=True),
     # --- the derivation of Lemma 4.1 -------------------------------------------
     Mutant("der_scaling_power", DER, "egmlib.scaling.gaussian_data_scaling",
            "b_j proportional to sigma_j^-0.52, not sigma_j^-0.5", _normalised_power(-0.52, lambda s: s),
@@ -271,6 +280,8 @@ MUTANTS: list[Mutant] = [
            "log |minor| 1% too large", times(1.01), subtle=True),
     Mutant("der_radius_2pct", DER, "egmlib.scaling.clip_radius",
            "radius C 2% too large", times(1.02), subtle=True),
+    Mutant("der_radius_half_pct", DER, "egmlib.scaling.clip_radius",
+           "radius C 0.5% too large (the chapter claims exact radii)", times(1.005), subtle=True),
     Mutant("der_lagrangian_sign", DER, "egmlib.symbolic.lagrangian",
            "Lagrangian F - lambda g instead of F + lambda g", _minus_lambda_g),
     # --- Bernstein's bound and Theorem 4 -----------------------------------------
@@ -281,7 +292,11 @@ MUTANTS: list[Mutant] = [
     Mutant("bern_applies_3pct", BERN, "egmlib.bounds.theorem4_applies",
            "condition on n 3% off", arg("n", lambda n: 1.03 * n), subtle=True),
     Mutant("bern_error_bound_3pct", BERN, "egmlib.bounds.theorem4_error_bound",
-           "Theorem 4 error bound 3% too small", times(0.97), subtle=True, until="c026"),
+           "Theorem 4 error bound 3% too small", times(0.97), subtle=True, until="c031"),
+    Mutant("bern_isf_half_pct", BERN, "egmlib.gchi2.isf",
+           "quantile C^2 0.5% too large (the chapter claims exact radii)", times(1.005), subtle=True),
+    Mutant("bern_sf_half_pct", BERN, "egmlib.gchi2.sf",
+           "tail probability 0.5% too large (the chapter claims exact tails)", times(1.005), subtle=True),
     # --- the Zipf experiments ----------------------------------------------------
     Mutant("zipf_alpha_2pct", ZIPF, "egmlib.zipf.zipf_sigmas",
            "Zipf exponent 2% too large", arg("alpha", lambda a: 1.02 * a), subtle=True),
