@@ -6,8 +6,8 @@ best of several), and measures the peak memory allocated during one call with
 ``tracemalloc`` (``X`` itself is allocated before tracing starts).
 
 Goals: at most 4x the time of the plain sum, extra memory O(block * d),
-independent of n.  Then :func:`plan_speedup` prints how much faster repeated
-calls on small data sets are with a precomputed ``plan_gaussian_data`` plan.  Run: ``.venv/bin/python bench/bench_mechanisms.py``.
+independent of n.  Then :func:`setup_speedup` prints how much faster repeated
+calls on small data sets are with a precomputed ``gaussian_data_setup`` setup.  Run: ``.venv/bin/python bench/bench_mechanisms.py``.
 """
 
 from __future__ import annotations
@@ -65,13 +65,13 @@ def main() -> None:
     print("memory goal met" if extra <= MEMORY_GOAL_BYTES else "memory goal NOT met")
 
 
-def plan_speedup() -> None:
-    """Repeated runs on small data sets: gaussian_data_mechanism without and with a plan.
+def setup_speedup() -> None:
+    """Repeated runs on small data sets: gaussian_data_mechanism without and with a setup.
 
-    The shapes of the simulation chapters; the plan (plan_gaussian_data) holds the
+    The shapes of the simulation chapters; the setup (gaussian_data_setup) holds the
     clipping radius and sigma_opt, which the call otherwise recomputes every time.
     """
-    from egmlib.mechanisms import plan_gaussian_data
+    from egmlib.mechanisms import gaussian_data_setup
     from egmlib.zipf import zipf_sigmas
 
     rng = np.random.default_rng(20230121)
@@ -79,16 +79,16 @@ def plan_speedup() -> None:
         sigmas = zipf_sigmas(d, 1.0)
         center = np.zeros(d)
         X = sigmas * rng.standard_normal((n, d))
-        plan = plan_gaussian_data(sigmas, n=n, epsilon=1.0, delta=1e-6)
+        setup = gaussian_data_setup(sigmas, n=n, epsilon=1.0, delta=1e-6)
         kw = dict(epsilon=1.0, delta=1e-6, rng=rng)
         plain = [_timed(lambda: gaussian_data_mechanism(X, sigmas, center, **kw)) for _ in range(REPEATS)]
-        fast = [_timed(lambda: gaussian_data_mechanism(X, sigmas, center, plan=plan, **kw)) for _ in range(REPEATS)]
+        fast = [_timed(lambda: gaussian_data_mechanism(X, sigmas, center, setup=setup, **kw)) for _ in range(REPEATS)]
         print(
-            f"d = {d:4d}, n = {n:5d}: without plan {np.median(plain) * 1e3:7.2f} ms, with plan "
+            f"d = {d:4d}, n = {n:5d}: without setup {np.median(plain) * 1e3:7.2f} ms, with setup "
             f"{np.median(fast) * 1e3:6.3f} ms (medians): {np.median(plain) / np.median(fast):6.1f}x faster"
         )
 
 
 if __name__ == "__main__":
     main()
-    plan_speedup()
+    setup_speedup()

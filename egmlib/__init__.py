@@ -23,13 +23,13 @@ from egmlib import bounds, coinpress, elliptical, gchi2, hly, mechanisms, optima
 from egmlib.bounds import bernstein_radius2, bernstein_t_max, theorem4_applies, theorem4_error_bound
 from egmlib.mechanisms import (
     EllipticalResult,
-    GaussianDataPlan,
+    GaussianDataSetup,
     GaussianDataResult,
     clipped_sum,
     elliptical_gaussian_mechanism,
     gaussian_data_mechanism,
     gaussian_mechanism,
-    plan_gaussian_data,
+    gaussian_data_setup,
 )
 from egmlib.privacy import analytic_sigma, classic_sigma, gaussian_delta
 from egmlib.scaling import clip_radius, egm_error, egm_scaling, gaussian_data_scaling, noise_error
@@ -66,5 +66,5 @@ __all__: list[str] = [
     "zipf_sigmas", "improvement_ratio",
     # mechanisms
     "gaussian_mechanism", "elliptical_gaussian_mechanism", "clipped_sum", "gaussian_data_mechanism",
-    "EllipticalResult", "GaussianDataResult", "GaussianDataPlan", "plan_gaussian_data",
+    "EllipticalResult", "GaussianDataResult", "GaussianDataSetup", "gaussian_data_setup",
 ]

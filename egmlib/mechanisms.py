@@ -40,12 +40,12 @@ from egmlib.scaling import clip_radius, egm_scaling, gaussian_data_scaling
 __all__ = [
     "EllipticalResult",
     "GaussianDataResult",
-    "GaussianDataPlan",
+    "GaussianDataSetup",
     "gaussian_mechanism",
     "elliptical_gaussian_mechanism",
     "clipped_sum",
     "gaussian_data_mechanism",
-    "plan_gaussian_data",
+    "gaussian_data_setup",
 ]
 
 #: Number of float64 elements in one work block (rows per block = this // d).
@@ -128,15 +128,15 @@ class GaussianDataResult:
     clip_probability: float
 
 
-#: Marks plans made by :func:`plan_gaussian_data` (a hand-built plan is refused).
-_PLAN_TOKEN = object()
+#: Marks setups made by :func:`gaussian_data_setup` (a hand-built setup is refused).
+_SETUP_TOKEN = object()
 
 
 @dataclass(frozen=True)
-class GaussianDataPlan:
+class GaussianDataSetup:
     """The public, data-independent part of :func:`gaussian_data_mechanism`.
 
-    Made by :func:`plan_gaussian_data`; pass it as ``plan=`` to run the
+    Made by :func:`gaussian_data_setup`; pass it as ``setup=`` to run the
     mechanism on many data sets with the same sigmas, size and privacy
     parameters without recomputing the clipping radius (a generalized
     chi-square quantile) and ``sigma_opt`` every time.
@@ -146,7 +146,7 @@ class GaussianDataPlan:
     sigmas : numpy.ndarray, shape (d,)
         The public standard deviations (read-only copy).
     n : int
-        Number of rows the plan was made for.
+        Number of rows the setup was made for.
     epsilon, delta : float
         Privacy parameters.
     clip_probability : float
@@ -635,14 +635,14 @@ def clipped_sum(
 
 
 @overflow_guard(check_result=False)
-def plan_gaussian_data(
+def gaussian_data_setup(
     sigmas: ArrayLike,
     *,
     n: int,
     epsilon: float,
     delta: float,
     clip_probability: float | None = None,
-) -> GaussianDataPlan:
+) -> GaussianDataSetup:
     """Precompute the data-independent part of :func:`gaussian_data_mechanism`.
 
     Parameters
@@ -650,7 +650,7 @@ def plan_gaussian_data(
     sigmas : array_like, shape (d,)
         Public standard deviations ``>= 0``, at least one positive.
     n : int
-        Number of rows of the data sets the plan will be used on, ``>= 1``.
+        Number of rows of the data sets the setup will be used on, ``>= 1``.
     epsilon, delta : float
         Privacy parameters (as for :func:`egmlib.privacy.analytic_sigma`).
     clip_probability : float, optional
@@ -659,7 +659,7 @@ def plan_gaussian_data(
 
     Returns
     -------
-    GaussianDataPlan
+    GaussianDataSetup
         ``b``, ``C``, ``sigma_opt``, ``p`` and the noise standard deviations,
         exactly as :func:`gaussian_data_mechanism` computes them.
 
@@ -672,13 +672,13 @@ def plan_gaussian_data(
 
     Examples
     --------
-    >>> plan = plan_gaussian_data([4.0, 1.0], n=10_000, epsilon=1.0, delta=1e-6)
-    >>> print(round(plan.radius, 4), plan.clip_probability)
+    >>> setup = gaussian_data_setup([4.0, 1.0], n=10_000, epsilon=1.0, delta=1e-6)
+    >>> print(round(setup.radius, 4), setup.clip_probability)
     3.5131 0.0001
     >>> rng = np.random.default_rng(3)
     >>> X = rng.normal(0.0, [4.0, 1.0], size=(10_000, 2))
-    >>> res = gaussian_data_mechanism(X, [4.0, 1.0], [0.0, 0.0], epsilon=1.0, delta=1e-6, rng=rng, plan=plan)
-    >>> print(res.radius == plan.radius)
+    >>> res = gaussian_data_mechanism(X, [4.0, 1.0], [0.0, 0.0], epsilon=1.0, delta=1e-6, rng=rng, setup=setup)
+    >>> print(res.radius == setup.radius)
     True
     """
     rows = check_int("n", n, low=1)
@@ -699,7 +699,7 @@ def plan_gaussian_data(
             "sigmas are too large: the noise standard deviation overflows; rescale the data and sigmas "
             "(sigma_j * sum(sigmas) must stay below about 1e300)"
         )
-    return GaussianDataPlan(
+    return GaussianDataSetup(
         sigmas=_frozen(sig.copy()),
         n=rows,
         epsilon=eps,
@@ -709,40 +709,40 @@ def plan_gaussian_data(
         radius=radius,
         sigma_opt=sigma_opt,
         noise_std=_frozen(noise_std),
-        _token=_PLAN_TOKEN,
+        _token=_SETUP_TOKEN,
     )
 
 
-def _check_plan(
-    plan: object, sigmas: ArrayLike, n: int, d: int, epsilon: float, delta: float, clip_probability: float | None
-) -> GaussianDataPlan:
-    """``plan`` if it was made by :func:`plan_gaussian_data` for exactly this call."""
-    if not isinstance(plan, GaussianDataPlan):
-        raise TypeError(f"plan must be a GaussianDataPlan made by plan_gaussian_data, got {type(plan).__name__}")
-    if plan._token is not _PLAN_TOKEN:
-        raise ValueError("plan must be made by plan_gaussian_data, not constructed by hand")
+def _check_setup(
+    setup: object, sigmas: ArrayLike, n: int, d: int, epsilon: float, delta: float, clip_probability: float | None
+) -> GaussianDataSetup:
+    """``setup`` if it was made by :func:`gaussian_data_setup` for exactly this call."""
+    if not isinstance(setup, GaussianDataSetup):
+        raise TypeError(f"setup must be a GaussianDataSetup made by gaussian_data_setup, got {type(setup).__name__}")
+    if setup._token is not _SETUP_TOKEN:
+        raise ValueError("setup must be made by gaussian_data_setup, not constructed by hand")
     sig = _vector("sigmas", sigmas, d, nonnegative=True)
-    if plan.sigmas.shape != sig.shape or not np.array_equal(plan.sigmas, sig):
-        raise ValueError("plan does not match the call: it was made for different sigmas")
+    if setup.sigmas.shape != sig.shape or not np.array_equal(setup.sigmas, sig):
+        raise ValueError("setup does not match the call: it was made for different sigmas")
     eps = check_real("epsilon", epsilon)
     dlt = check_real("delta", delta)
-    if eps != plan.epsilon or dlt != plan.delta:
+    if eps != setup.epsilon or dlt != setup.delta:
         raise ValueError(
-            f"plan does not match the call: it was made for epsilon={plan.epsilon!r}, delta={plan.delta!r}, "
+            f"setup does not match the call: it was made for epsilon={setup.epsilon!r}, delta={setup.delta!r}, "
             f"got epsilon={eps!r}, delta={dlt!r}"
         )
     if clip_probability is None:
-        if n != plan.n or plan.clip_probability != 1.0 / n:
+        if n != setup.n or setup.clip_probability != 1.0 / n:
             raise ValueError(
-                f"plan does not match the call: it was made for n={plan.n} rows with clip_probability="
-                f"{plan.clip_probability!r}, X has {n} rows and clip_probability defaults to 1/n"
+                f"setup does not match the call: it was made for n={setup.n} rows with clip_probability="
+                f"{setup.clip_probability!r}, X has {n} rows and clip_probability defaults to 1/n"
             )
-    elif check_probability("clip_probability", clip_probability, include_one=True) != plan.clip_probability:
+    elif check_probability("clip_probability", clip_probability, include_one=True) != setup.clip_probability:
         raise ValueError(
-            f"plan does not match the call: it was made for clip_probability={plan.clip_probability!r}, "
+            f"setup does not match the call: it was made for clip_probability={setup.clip_probability!r}, "
             f"got {clip_probability!r}"
         )
-    return plan
+    return setup
 
 
 @overflow_guard(check_result=False)
@@ -755,7 +755,7 @@ def gaussian_data_mechanism(
     delta: float,
     clip_probability: float | None = None,
     rng: np.random.Generator,
-    plan: GaussianDataPlan | None = None,
+    setup: GaussianDataSetup | None = None,
 ) -> GaussianDataResult:
     """Private row sum of Gaussian data (Algorithm 3 with the scaling of Lemma 4.1).
 
@@ -777,11 +777,11 @@ def gaussian_data_mechanism(
         clipped; default ``1 / n``.
     rng : numpy.random.Generator
         Source of the noise (keyword-only).
-    plan : GaussianDataPlan, optional
-        The result of :func:`plan_gaussian_data` for these ``sigmas``,
+    setup : GaussianDataSetup, optional
+        The result of :func:`gaussian_data_setup` for these ``sigmas``,
         ``epsilon``, ``delta`` and clipping probability (keyword-only): the
         radius and ``sigma_opt`` are then taken from it instead of being
-        recomputed.  The result is the same as without a plan.
+        recomputed.  The result is the same as without a setup.
 
     Returns
     -------
@@ -793,12 +793,12 @@ def gaussian_data_mechanism(
     Raises
     ------
     ValueError
-        On invalid parameters or non-finite data; if ``plan`` was made for
+        On invalid parameters or non-finite data; if ``setup`` was made for
         other sigmas, ``epsilon``, ``delta``, or another clipping probability
-        (``1 / n`` when not given), or not by :func:`plan_gaussian_data`.
+        (``1 / n`` when not given), or not by :func:`gaussian_data_setup`.
     TypeError
-        If ``X`` is not real, ``rng`` is not a Generator or ``plan`` is not a
-        :class:`GaussianDataPlan`.
+        If ``X`` is not real, ``rng`` is not a Generator or ``setup`` is not a
+        :class:`GaussianDataSetup`.
 
     Notes
     -----
@@ -825,22 +825,22 @@ def gaussian_data_mechanism(
     """
     data = _as_data(X)
     n, d = data.shape
-    if plan is None:
+    if setup is None:
         sig = _vector("sigmas", sigmas, d, nonnegative=True)
-        plan = plan_gaussian_data(sig, n=n, epsilon=epsilon, delta=delta, clip_probability=clip_probability)
+        setup = gaussian_data_setup(sig, n=n, epsilon=epsilon, delta=delta, clip_probability=clip_probability)
     else:
-        plan = _check_plan(plan, sigmas, n, d, epsilon, delta, clip_probability)
+        setup = _check_setup(setup, sigmas, n, d, epsilon, delta, clip_probability)
     c = _vector("center", center, d)
     check_rng("rng", rng)
 
-    total, k = _clip_sum(data, c, plan.scaling, plan.radius)
-    estimate = total + plan.noise_std * rng.standard_normal(d)
+    total, k = _clip_sum(data, c, setup.scaling, setup.radius)
+    estimate = total + setup.noise_std * rng.standard_normal(d)
     return GaussianDataResult(
         estimate=_frozen(estimate),
-        radius=plan.radius,
-        noise_std=plan.noise_std,
+        radius=setup.radius,
+        noise_std=setup.noise_std,
         n_clipped=k,
-        scaling=plan.scaling,
-        sigma_opt=plan.sigma_opt,
-        clip_probability=plan.clip_probability,
+        scaling=setup.scaling,
+        sigma_opt=setup.sigma_opt,
+        clip_probability=setup.clip_probability,
     )

@@ -98,7 +98,7 @@ VALID: dict[str, tuple[tuple[object, ...], dict[str, object]]] = {
         [[0.5, 1.0, 0.0], [0.2, -1.0, 0.1]], SIG3, [0.0, 0.0, 0.0],
         epsilon=1.0, delta=1e-6, clip_probability=0.1, rng=np.random.default_rng(1),
     ),
-    "mechanisms.plan_gaussian_data": call(SIG3, n=100, epsilon=1.0, delta=1e-6, clip_probability=0.1),
+    "mechanisms.gaussian_data_setup": call(SIG3, n=100, epsilon=1.0, delta=1e-6, clip_probability=0.1),
     # optimal
     "optimal.isf_gradient": call(1e-3, SIG3),
     "optimal.optimal_scaling": call(SIG3, 1e-3),
@@ -167,7 +167,7 @@ VALID: dict[str, tuple[tuple[object, ...], dict[str, object]]] = {
 #: built only by the library's own functions.  A new one must be added here on purpose.
 NOT_FUNCTIONS = {
     "elliptical.LogGenerator", "elliptical.RatioMaximum",
-    "mechanisms.EllipticalResult", "mechanisms.GaussianDataResult", "mechanisms.GaussianDataPlan",
+    "mechanisms.EllipticalResult", "mechanisms.GaussianDataResult", "mechanisms.GaussianDataSetup",
     "optimal.OptimalScaling", "optimal.ClipOptimum",
     "symbolic.GaussianDataSymbols",
     "coinpress.CoinPressSchedule", "coinpress.Step", "coinpress.PlanErrors", "coinpress.VarianceEstimate",

@@ -463,72 +463,72 @@ def test_gaussian_data_rejects(kwargs, exc, match):
 
 
 # ----------------------------------------------------------------------------------
-# plans: the data-independent part of Algorithm 3, computed once
+# setups: the data-independent part of Algorithm 3, computed once
 
 
-def test_plan_gives_the_same_result_as_no_plan():
-    """Same rng seed, with and without a plan: bit-identical estimates, and the plan's
+def test_setup_gives_the_same_result_as_no_setup():
+    """Same rng seed, with and without a setup: bit-identical estimates, and the setup's
     radius and noise agree with an independent recomputation from clip_radius."""
     sigmas = np.array([3.0, 1.0, 0.0, 0.2])
     X = np.random.default_rng(21).normal(0.0, sigmas, size=(400, 4))
     center = np.array([0.1, 0.0, 0.0, -0.1])
     for p in (None, 0.02):
-        plan = mech.plan_gaussian_data(sigmas, n=400, epsilon=EPS, delta=DELTA, clip_probability=p)
+        setup = mech.gaussian_data_setup(sigmas, n=400, epsilon=EPS, delta=DELTA, clip_probability=p)
         kw = dict(epsilon=EPS, delta=DELTA, clip_probability=p)
         a = gaussian_data_mechanism(X, sigmas, center, rng=np.random.default_rng(5), **kw)
-        b = gaussian_data_mechanism(X, sigmas, center, rng=np.random.default_rng(5), plan=plan, **kw)
+        b = gaussian_data_mechanism(X, sigmas, center, rng=np.random.default_rng(5), setup=setup, **kw)
         np.testing.assert_array_equal(a.estimate, b.estimate)
         assert (a.radius, a.n_clipped, a.sigma_opt, a.clip_probability) == (
             b.radius, b.n_clipped, b.sigma_opt, b.clip_probability
         )
         np.testing.assert_array_equal(a.noise_std, b.noise_std)
         p_used = 1 / 400 if p is None else p
-        assert plan.clip_probability == p_used
+        assert setup.clip_probability == p_used
         radius = clip_radius(sigmas, gaussian_data_scaling(sigmas), p_used)
-        assert plan.radius == pytest.approx(radius, rel=1e-15)
+        assert setup.radius == pytest.approx(radius, rel=1e-15)
         std = 2 * radius * analytic_sigma(EPS, DELTA) * np.sqrt(sigmas * sigmas.sum())
-        np.testing.assert_allclose(plan.noise_std, std, rtol=1e-14)
-        assert not plan.noise_std.flags.writeable and not plan.sigmas.flags.writeable
+        np.testing.assert_allclose(setup.noise_std, std, rtol=1e-14)
+        assert not setup.noise_std.flags.writeable and not setup.sigmas.flags.writeable
 
 
-def test_plan_is_reused_across_data_sets():
+def test_setup_is_reused_across_data_sets():
     sigmas = np.array([2.0, 0.5])
-    plan = mech.plan_gaussian_data(sigmas, n=50, epsilon=0.5, delta=1e-8)
+    setup = mech.gaussian_data_setup(sigmas, n=50, epsilon=0.5, delta=1e-8)
     rng_a, rng_b = np.random.default_rng(8), np.random.default_rng(8)
     data = np.random.default_rng(9).normal(0.0, sigmas, size=(5, 50, 2))
     for X in data:
         a = gaussian_data_mechanism(X, sigmas, [0.0, 0.0], epsilon=0.5, delta=1e-8, rng=rng_a)
-        b = gaussian_data_mechanism(X, sigmas, [0.0, 0.0], epsilon=0.5, delta=1e-8, rng=rng_b, plan=plan)
+        b = gaussian_data_mechanism(X, sigmas, [0.0, 0.0], epsilon=0.5, delta=1e-8, rng=rng_b, setup=setup)
         np.testing.assert_array_equal(a.estimate, b.estimate)
 
 
 @pytest.mark.parametrize(
     "call, exc, match",
     [
-        (dict(sigmas=[3.0, 1.0, 0.3]), ValueError, "plan does not match.*sigmas"),
+        (dict(sigmas=[3.0, 1.0, 0.3]), ValueError, "setup does not match.*sigmas"),
         (dict(sigmas=[3.0, 1.0]), ValueError, r"sigmas must have shape \(3,\)"),
-        (dict(epsilon=0.5), ValueError, "plan does not match.*epsilon"),
-        (dict(delta=1e-7), ValueError, "plan does not match.*delta"),
-        (dict(n=99), ValueError, "plan does not match.*n=100"),
-        (dict(clip_probability=0.05), ValueError, "plan does not match.*clip_probability"),
-        (dict(plan="plan"), TypeError, "plan must be a GaussianDataPlan"),
+        (dict(epsilon=0.5), ValueError, "setup does not match.*epsilon"),
+        (dict(delta=1e-7), ValueError, "setup does not match.*delta"),
+        (dict(n=99), ValueError, "setup does not match.*n=100"),
+        (dict(clip_probability=0.05), ValueError, "setup does not match.*clip_probability"),
+        (dict(setup="setup"), TypeError, "setup must be a GaussianDataSetup"),
     ],
 )
-def test_plan_mismatch_is_refused(call, exc, match):
+def test_setup_mismatch_is_refused(call, exc, match):
     sigmas = [3.0, 1.0, 0.2]
-    plan = mech.plan_gaussian_data(sigmas, n=100, epsilon=EPS, delta=DELTA)
-    kw = dict(sigmas=sigmas, epsilon=EPS, delta=DELTA, n=100, plan=plan) | call
+    setup = mech.gaussian_data_setup(sigmas, n=100, epsilon=EPS, delta=DELTA)
+    kw = dict(sigmas=sigmas, epsilon=EPS, delta=DELTA, n=100, setup=setup) | call
     X = np.zeros((kw.pop("n"), 3))
     with pytest.raises(exc, match=match):
         gaussian_data_mechanism(X, center=np.zeros(3), rng=np.random.default_rng(1), **kw)
 
 
-def test_hand_made_plan_is_refused():
-    plan = mech.plan_gaussian_data([1.0, 2.0], n=10, epsilon=EPS, delta=DELTA)
-    forged = dataclasses.replace(plan, radius=0.0, _token=None)
-    with pytest.raises(ValueError, match="plan must be made by plan_gaussian_data"):
+def test_hand_made_setup_is_refused():
+    setup = mech.gaussian_data_setup([1.0, 2.0], n=10, epsilon=EPS, delta=DELTA)
+    forged = dataclasses.replace(setup, radius=0.0, _token=None)
+    with pytest.raises(ValueError, match="setup must be made by gaussian_data_setup"):
         gaussian_data_mechanism(np.zeros((10, 2)), [1.0, 2.0], [0.0, 0.0], epsilon=EPS, delta=DELTA,
-                                rng=np.random.default_rng(1), plan=forged)
+                                rng=np.random.default_rng(1), setup=forged)
 
 
 @pytest.mark.parametrize(
@@ -542,7 +542,7 @@ def test_hand_made_plan_is_refused():
         (dict(sigmas=[0.0, 0.0]), ValueError, "sigmas"),
     ],
 )
-def test_plan_invalid_arguments(kwargs, exc, match):
+def test_setup_invalid_arguments(kwargs, exc, match):
     args = dict(sigmas=[1.0, 2.0], n=10, epsilon=EPS, delta=DELTA) | kwargs
     with pytest.raises(exc, match=match):
-        mech.plan_gaussian_data(args.pop("sigmas"), **args)
+        mech.gaussian_data_setup(args.pop("sigmas"), **args)
