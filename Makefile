@@ -62,11 +62,13 @@ JB_FLAGS := -W -n --keep-going
 # `make lab LAB_ARGS="--no-browser --port=8899"` passes options to JupyterLab.
 LAB_ARGS ?=
 
-.PHONY: help venv lock library-check book pdf notebooks lab test mutants bench clean public-address
+.PHONY: help venv lock library-check book pdf notebooks lab test test-python screenshots mutants bench clean public-address
 
 help:
 	@echo "make book       build the HTML book into _build/html (executes every chapter; with the PDF if LaTeX is installed)"
 	@echo "make test       unit tests, doctests, nbval on every chapter, and a book build"
+	@echo "make test-python  only what depends on the Python version (CI's second Python): no site, PDF or browser"
+	@echo "make screenshots  photographs of every page at 1280 and 390 px into _build/screenshots (for review)"
 	@echo "make pdf        build the whole book as a PDF into _build/latex/egm-book.pdf"
 	@echo "make notebooks  re-execute every chapter in place (stored outputs)"
 	@echo "make lab        JupyterLab on chapters/ with the project's kernel, to rerun the notebooks"
@@ -147,8 +149,29 @@ lab: $(STAMP)
 	JUPYTER_PREFER_ENV_PATH=1 $(BIN)/jupyter-lab --ServerApp.root_dir=chapters \
 	  $(if $(filter 0,$(shell id -u)),--allow-root) $(LAB_ARGS)
 
+# pytest prints its 20 slowest steps (--durations), so that CI's log shows where
+# the time goes.  The site, LaTeX and PDF builds happen once per run
+# (tests/conftest.py).
+PYTEST := CFFCONVERT=$(abspath $(CFFCONVERT)) JUPYTER_PREFER_ENV_PATH=1 $(BIN)/python -m pytest \
+  --nbval --nbval-current-env --nbval-sanitize-with nbval_sanitize.cfg --durations=20
+
 test: $(STAMP) $(CFFCONVERT)
-	CFFCONVERT=$(abspath $(CFFCONVERT)) JUPYTER_PREFER_ENV_PATH=1 $(BIN)/python -m pytest --nbval --nbval-current-env --nbval-sanitize-with nbval_sanitize.cfg
+	$(PYTEST)
+
+# What depends on the Python version: unit tests, doctests, nbval on every chapter.
+# The tests marked `book` (site, PDF, browser, JupyterLab: tests/conftest.py) are
+# left out; .ci/run runs them once, in `make test` with the oldest Python.
+test-python: $(STAMP) $(CFFCONVERT)
+	$(PYTEST) -m "not book"
+
+# Photographs of every page, whole, at 1280 and 390 px (a review tool, not a
+# test): _build/screenshots/<page>.w<width>.<k>.png.  The site of the last
+# `make book` is photographed; without one, `make book` runs first.  The page
+# checks of `make test` run as well (scripts/check_site.py).
+screenshots: $(STAMP)
+	@test -f _build/html/index.html || $(MAKE) --no-print-directory book
+	@echo "screenshots of _build/html, built $$(date -r _build/html/index.html '+%F %T') (make book rebuilds it)"
+	$(BIN)/python scripts/check_site.py _build/html --screenshots _build/screenshots
 
 # Chapter mutants (mutants/): each chapter runs once unchanged and once per
 # mutant; every mutant must make a cell raise. Three workers on two cores: a

@@ -1,96 +1,229 @@
 """A reader's check of the built site in a real browser (headless Chromium).
 
-Serves ``_build/html`` on 127.0.0.1, opens every page with all other hosts
-unresolvable, and fails on
-  * math left as raw TeX (MathJax must typeset every formula offline),
+Serves ``_build/html`` on 127.0.0.1 and opens every page, with all other hosts
+unresolvable, in one headless Chromium driven through its DevTools protocol
+(over a pipe: no extra package), once at 1280 px (a laptop) and once at 390 px
+(a phone), and fails on
+  * math left as raw TeX, or a page with math and no typeset formula (MathJax
+    must typeset every formula offline),
   * a broken internal link or image (checked against the files of the site),
-  * a console error reported by the page.
-Each page is also photographed whole at two widths, 1280 px (a laptop) and
-390 px (a phone), into ``--screenshots`` (a build artifact, not committed):
-``<page>.w1280.<k>.png`` and ``<page>.w390.<k>.png``, the page cut into strips
-(``STRIP`` px high) laid side by side, ``COLUMNS`` strips to a sheet, so that a
-reviewer can look at every page at both widths, top to bottom.  The whole page
-is captured through Chromium's DevTools protocol (``websocket-client``, which
-JupyterLab brings); without it, only the first screen of each page.
+  * a console error or an uncaught exception reported by the page,
+  * horizontal overflow: the page is wider than the window (its document
+    scrolls sideways); a wide equation or table that scrolls inside its own box
+    is fine.  The widest offending elements are named.
+``--json FILE`` writes the verdict of every page and width.
 
-Usage: python scripts/check_site.py [_build/html] [--screenshots _build/screenshots]
+With ``--screenshots DIR`` (``make screenshots``, a review tool, not a test),
+each page is also photographed whole at both widths: ``<page>.w1280.<k>.png``
+and ``<page>.w390.<k>.png``, the page cut into strips (``STRIP`` px high) laid
+side by side, ``COLUMNS`` strips to a sheet, so that a reviewer can look at every
+page at both widths, top to bottom.
+
+Usage: python scripts/check_site.py [_build/html] [--json out.json] [--screenshots _build/screenshots]
 """
 
 from __future__ import annotations
 
 import argparse
 import base64
+import concurrent.futures
+import fcntl
 import html.parser
 import io
 import json
+import os
 import re
+import select
 import shutil
 import subprocess
 import sys
 import tempfile
 import time
 import urllib.parse
-import urllib.request
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from check_math_offline import FLAGS, _chromium, _serve  # noqa: E402
+from check_math_offline import FLAGS, _serve  # noqa: E402
 
 WIDTHS = (1280, 390)
-REDIRECT = re.compile(r'<meta http-equiv="refresh"', re.I)
+HEIGHT = {1280: 900, 390: 844}  # the window of the checks (a laptop, a phone)
+REDIRECT = re.compile(r'<meta http-equiv="refresh" content="\d+;\s*url=([^"]*)"', re.I)
+RAW_TEX = re.compile(r'class="math[^"]*"[^>]*>\s*(\\\(|\\\[|\$)')
+MATH = re.compile(r'class="math[ "]')
 STRIP = 2000  # px of page per strip
 COLUMNS = {1280: 1, 390: 4}  # strips side by side on one sheet
+TIMEOUT = 120  # s for one answer of the browser
+# Console errors that are no fault of the book: pydata-sphinx-theme reads the
+# reader's colour mode from localStorage, which is empty on a first visit, and
+# says so with console.error before it falls back to "auto".
+HARMLESS = ("Got invalid theme mode: . Resetting to auto.",)
 
 
 class _DevTools:
-    """One headless Chromium, driven through its DevTools protocol."""
+    """One headless Chromium, driven through its DevTools protocol over a pipe
+    (``--remote-debugging-pipe``: the browser reads commands on fd 3 and writes
+    answers on fd 4, each a JSON text ended by a NUL byte)."""
 
     def __init__(self, width: int) -> None:
-        import websocket  # websocket-client
-
         exe = shutil.which("chromium") or shutil.which("chromium-browser")
+        if exe is None:
+            raise SystemExit("chromium not found (apt-get install chromium)")
         self.profile = tempfile.TemporaryDirectory(ignore_cleanup_errors=True)
+        to_browser, self._send = os.pipe()
+        self._receive, from_browser = os.pipe()
+
+        def pipes_as_3_and_4():  # in the child, before exec (moved high first: no clash)
+            read = fcntl.fcntl(to_browser, fcntl.F_DUPFD, 10)
+            write = fcntl.fcntl(from_browser, fcntl.F_DUPFD, 10)
+            os.dup2(read, 3)
+            os.dup2(write, 4)
+
         self.proc = subprocess.Popen(
-            [exe, *FLAGS, f"--user-data-dir={self.profile.name}", "--remote-debugging-port=0",
+            [exe, *FLAGS, f"--user-data-dir={self.profile.name}", "--remote-debugging-pipe",
              "--hide-scrollbars", f"--window-size={width},900", "about:blank"],
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        port_file = Path(self.profile.name) / "DevToolsActivePort"
-        deadline = time.monotonic() + 60
-        while not (port_file.is_file() and port_file.read_text().strip()):
-            if time.monotonic() > deadline or self.proc.poll() is not None:
-                self.close()
-                raise RuntimeError("chromium did not open its DevTools port")
-            time.sleep(0.1)
-        port = int(port_file.read_text().split()[0])
-        with urllib.request.urlopen(f"http://127.0.0.1:{port}/json") as response:
-            target = next(t for t in json.load(response) if t["type"] == "page")
-        self.ws = websocket.create_connection(target["webSocketDebuggerUrl"], timeout=120,
-                                              suppress_origin=True)
+            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            close_fds=False, preexec_fn=pipes_as_3_and_4)
+        os.close(to_browser)
+        os.close(from_browser)
+        self._buffer = b""
         self.next_id = 0
+        self.session = None
+        self.events: list[dict] = []  # events of the page, in order, until taken
+        try:
+            deadline = time.monotonic() + 60
+            while True:
+                pages = [t for t in self.call("Target.getTargets")["targetInfos"] if t["type"] == "page"]
+                if pages or time.monotonic() > deadline:
+                    break
+                time.sleep(0.1)
+            self.session = self.call("Target.attachToTarget", targetId=pages[0]["targetId"],
+                                     flatten=True)["sessionId"]
+        except Exception:
+            self.close()
+            raise
+
+    def _message(self) -> dict:
+        while b"\0" not in self._buffer:
+            ready, _, _ = select.select([self._receive], [], [], TIMEOUT)
+            chunk = os.read(self._receive, 1 << 20) if ready else b""
+            if not chunk:
+                raise RuntimeError("chromium stopped answering" if ready else
+                                   f"chromium gave no answer in {TIMEOUT} s")
+            self._buffer += chunk
+        text, _, self._buffer = self._buffer.partition(b"\0")
+        return json.loads(text)
 
     def call(self, method: str, wait_event: str | None = None, **params):
+        """Send a command (to the page once attached) and return its result; with
+        ``wait_event``, also wait until that event of the page has come."""
         self.next_id += 1
-        self.ws.send(json.dumps({"id": self.next_id, "method": method, "params": params}))
+        message = {"id": self.next_id, "method": method, "params": params}
+        if self.session and not method.startswith("Target."):
+            message["sessionId"] = self.session
+        os.write(self._send, json.dumps(message).encode() + b"\0")
         result, seen = None, wait_event is None
         while result is None or not seen:
-            message = json.loads(self.ws.recv())
+            message = self._message()
             if message.get("id") == self.next_id:
                 if "error" in message:
                     raise RuntimeError(f"{method}: {message['error']}")
                 result = message["result"]
-            elif message.get("method") == wait_event:
-                seen = True
+            elif "method" in message:
+                self.events.append(message)
+                seen = seen or message["method"] == wait_event
         return result
 
+    def evaluate(self, expression: str):
+        answer = self.call("Runtime.evaluate", expression=expression, awaitPromise=True,
+                           returnByValue=True)
+        if "exceptionDetails" in answer:
+            raise RuntimeError(f"in the page: {answer['exceptionDetails'].get('text')}")
+        return answer["result"].get("value")
+
     def close(self) -> None:
-        if getattr(self, "ws", None) is not None:
-            self.ws.close()
+        for fd in (self._send, self._receive):
+            try:
+                os.close(fd)
+            except OSError:
+                pass
         self.proc.terminate()
         try:
             self.proc.wait(timeout=20)
         except subprocess.TimeoutExpired:
             self.proc.kill()
+            self.proc.wait()
         self.profile.cleanup()
+
+
+# MathJax typesets after the load event; then fonts and images settle.
+SETTLE = ("(window.MathJax && MathJax.startup && MathJax.startup.promise"
+          " ? MathJax.startup.promise : Promise.resolve())"
+          ".then(() => document.fonts.ready)"
+          ".then(() => new Promise(r => setTimeout(r, {ms}))).then(() => true)")
+
+# The document's width against the window's, and the outermost elements that
+# stick out of the window (not those inside a box that scrolls or clips them).
+OVERFLOW = """(() => {
+  const root = document.documentElement, view = root.clientWidth;
+  const wide = Math.max(root.scrollWidth, document.body ? document.body.scrollWidth : 0);
+  const culprits = [];
+  if (wide > view) {
+    const clipped = el => {
+      for (let a = el.parentElement; a && a !== document.body; a = a.parentElement) {
+        if (getComputedStyle(a).overflowX !== 'visible') return true;
+      }
+      return false;
+    };
+    for (const el of document.body.querySelectorAll('*')) {
+      const r = el.getBoundingClientRect(), p = el.parentElement.getBoundingClientRect();
+      if (r.width > 0 && r.right > view + 0.5 && p.right <= view + 0.5 && !clipped(el)) {
+        const name = el.tagName.toLowerCase() + (el.id ? '#' + el.id : '')
+          + (typeof el.className === 'string' && el.className.trim()
+             ? '.' + el.className.trim().split(/\\s+/).join('.') : '');
+        culprits.push(name + ' to ' + Math.round(r.right) + ' px: '
+          + (el.textContent || '').trim().replace(/\\s+/g, ' ').slice(0, 60));
+        if (culprits.length >= 5) break;
+      }
+    }
+  }
+  return {view: view, wide: wide, culprits: culprits};
+})()"""
+
+
+def _problem(event: dict) -> str | None:
+    """A console error, uncaught exception or failed load reported by the page."""
+    method, params = event.get("method"), event.get("params", {})
+    if method == "Runtime.exceptionThrown":
+        details = params.get("exceptionDetails", {})
+        text = details.get("exception", {}).get("description") or details.get("text", "")
+    elif method == "Runtime.consoleAPICalled":
+        text = " ".join(str(a.get("value", a.get("description", ""))) for a in params.get("args", []))
+        if params.get("type") not in ("error", "assert") and "error" not in text.lower():
+            return None
+    elif method == "Log.entryAdded":
+        entry = params.get("entry", {})
+        text = f"{entry.get('text', '')} {entry.get('url', '')}".strip()
+        if entry.get("level") != "error" and "error" not in text.lower():
+            return None
+    else:
+        return None
+    if "favicon" in text or any(known in text for known in HARMLESS):
+        return None
+    return f"{method.split('.')[1]}: {text[:300]}"
+
+
+def check_page(browser: _DevTools, url: str) -> dict:
+    """Load ``url`` once in ``browser`` and return what the page shows."""
+    browser.events.clear()
+    browser.call("Page.navigate", wait_event="Page.loadEventFired", url=url)
+    browser.evaluate(SETTLE.format(ms=300))
+    dom = browser.evaluate("document.documentElement.outerHTML")
+    overflow = browser.evaluate(OVERFLOW)
+    browser.evaluate("new Promise(r => setTimeout(r, 0)).then(() => true)")  # late messages in
+    return {"formulas": dom.count("<mjx-container"), "raw_tex": len(RAW_TEX.findall(dom)),
+            "math": bool(MATH.search(dom)),
+            "console": [p for p in map(_problem, browser.events) if p],
+            "view": overflow["view"], "wide": overflow["wide"], "culprits": overflow["culprits"]}
 
 
 def screenshots(url: str, width: int, stem: Path) -> list[Path]:
@@ -143,13 +276,6 @@ def screenshots(url: str, width: int, stem: Path) -> list[Path]:
     return sheets
 
 
-def _first_screen(url: str, width: int, stem: Path) -> list[Path]:
-    path = stem.with_name(f"{stem.name}.w{width}.01.png")
-    _chromium(["--virtual-time-budget=20000", f"--window-size={width},{1600 if width > 600 else 844}",
-               f"--screenshot={path}", url])
-    return [path]
-
-
 class _Links(html.parser.HTMLParser):
     def __init__(self) -> None:
         super().__init__()
@@ -184,16 +310,41 @@ def broken_links(root: Path, page: Path, ids_of) -> list[str]:
     return bad
 
 
+def site_pages(root: Path) -> list[Path]:
+    return sorted(p for p in root.rglob("*.html")
+                  if "_static" not in p.parts and "_sources" not in p.parts
+                  and p.name not in ("genindex.html", "search.html"))
+
+
+def verdict(result: dict, width: int) -> list[str]:
+    """What is wrong on one page at one width (nothing: the page passes)."""
+    problems = []
+    if result["raw_tex"]:
+        problems.append(f"{result['raw_tex']} formulas left as raw TeX")
+    if result["math"] and not result["formulas"]:
+        problems.append("math on the page but no typeset formula")
+    problems += result["console"][:5]
+    if result["wide"] > result["view"]:
+        problems.append(f"the page is {result['wide']} px wide in a {result['view']} px window at {width} px")
+        problems += ["  sticks out: " + c for c in result["culprits"]]
+    return problems
+
+
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("site", nargs="?", type=Path, default=Path("_build/html"))
-    parser.add_argument("--screenshots", type=Path, default=Path("_build/screenshots"))
+    parser.add_argument("--json", type=Path, default=None, help="write every verdict here")
+    parser.add_argument("--screenshots", type=Path, default=None,
+                        help="also photograph every page at both widths into this folder")
+    parser.add_argument("--pages", nargs="*", default=None, metavar="GLOB",
+                        help="only the pages matching these patterns, e.g. 'chapters/*' api.html")
     args = parser.parse_args(argv)
     root = args.site.resolve()
-    pages = sorted(p for p in root.rglob("*.html")
-                   if "_static" not in p.parts and "_sources" not in p.parts
-                   and p.name not in ("genindex.html", "search.html"))
-    args.screenshots.mkdir(parents=True, exist_ok=True)
+    pages = site_pages(root)
+    if args.pages is not None:
+        pages = [p for p in pages if any(p.relative_to(root).match(g) for g in args.pages)]
+    if args.screenshots:
+        args.screenshots.mkdir(parents=True, exist_ok=True)
     id_cache: dict[Path, set[str]] = {}
 
     def ids_of(p: Path) -> set[str]:
@@ -203,44 +354,82 @@ def main(argv: list[str]) -> int:
             id_cache[p] = ps.ids
         return id_cache[p]
 
+    # the browsers first, then the server's thread (a child is best started single-threaded)
+    browsers = {}
     try:
-        import websocket  # noqa: F401
-        shoot = screenshots
-    except ImportError:
-        print("websocket-client is not installed: screenshots show only the first screen of each page")
-        shoot = _first_screen
-    server, port = _serve(root)
-    failures = 0
-    try:
-        for page in pages:
-            rel = page.relative_to(root).as_posix()
-            url = f"http://127.0.0.1:{port}/{rel}"
-            dom, log = _chromium(["--virtual-time-budget=20000", "--enable-logging=stderr", "--v=0",
-                                  "--dump-dom", url], with_log=True)
-            stem = args.screenshots / rel.replace("/", "__").removesuffix(".html")
-            for old in args.screenshots.glob(f"{stem.name}.w*.png"):
-                old.unlink()
-            shots, shot_errors = [], []
-            if not REDIRECT.search(page.read_text(encoding="utf-8")):  # index.html only redirects
-                for width in WIDTHS:
+        for width in WIDTHS:
+            browsers[width] = _DevTools(width)
+            for domain in ("Page", "Runtime", "Log"):
+                browsers[width].call(f"{domain}.enable")
+            browsers[width].call("Emulation.setDeviceMetricsOverride", width=width, height=HEIGHT[width],
+                                 deviceScaleFactor=1, mobile=width < 600)
+        server, port = _serve(root)
+        failures, report = 0, {}
+        try:
+            # each width in its own browser, the two side by side (two cores)
+            loaded = {rel: {} for rel in (p.relative_to(root).as_posix() for p in pages)
+                      if not REDIRECT.search((root / rel).read_text(encoding="utf-8"))}
+
+            def load_all(width: int) -> None:
+                for rel in loaded:
+                    started = time.monotonic()
                     try:
-                        shots += shoot(url, width, stem)
-                    except Exception as error:  # a screenshot is for the reviewer, not a check
-                        shot_errors.append(f"no screenshot at {width} px: {error}")
-            raw = re.findall(r'class="math[^"]*"[^>]*>\s*(\\\(|\\\[|\$)', dom)
-            console = [l for l in log.splitlines() if "CONSOLE" in l and ("Error" in l or "error" in l)
-                       and "favicon" not in l]
-            bad = broken_links(root, page, ids_of)
-            ok = not raw and not console and not bad
-            failures += not ok
-            print(f"{'ok  ' if ok else 'FAIL'} {rel}: {dom.count('<mjx-container')} formulas, "
-                  f"{len(raw)} raw TeX, {len(console)} console errors, {len(bad)} broken links, "
-                  f"{len(shots)} screenshots")
-            for item in console[:5] + bad[:10] + shot_errors:
-                print("     ", item)
+                        loaded[rel][width] = check_page(browsers[width], f"http://127.0.0.1:{port}/{rel}")
+                    except RuntimeError as error:
+                        loaded[rel][width] = f"at {width} px, the browser failed: {error}"
+                    loaded[rel][f"s{width}"] = time.monotonic() - started
+
+            with concurrent.futures.ThreadPoolExecutor(len(WIDTHS)) as pool:
+                list(pool.map(load_all, WIDTHS))
+            for page in pages:
+                rel = page.relative_to(root).as_posix()
+                url = f"http://127.0.0.1:{port}/{rel}"
+                source = page.read_text(encoding="utf-8")
+                bad = broken_links(root, page, ids_of)
+                redirect = REDIRECT.search(source)
+                problems, shots, results = [f"broken link: {b}" for b in bad[:10]], [], {}
+                if redirect:  # index.html only sends the reader on: its target must exist
+                    target = (page.parent / urllib.parse.unquote(redirect.group(1).split("#")[0])).resolve()
+                    if not target.is_file():
+                        problems.append(f"redirects to a missing page: {redirect.group(1)}")
+                else:
+                    for width in WIDTHS:
+                        results[width] = loaded[rel][width]
+                        if isinstance(results[width], str):
+                            problems.append(results[width])
+                            results[width] = None
+                        else:
+                            problems += [f"at {width} px: {p}" if not p.startswith("  ") else p
+                                         for p in verdict(results[width], width)]
+                    if args.screenshots:
+                        stem = args.screenshots / rel.replace("/", "__").removesuffix(".html")
+                        for old in args.screenshots.glob(f"{stem.name}.w*.png"):
+                            old.unlink()
+                        for width in WIDTHS:
+                            try:
+                                shots += screenshots(url, width, stem)
+                            except Exception as error:  # a screenshot is for the reviewer, not a check
+                                print(f"      no screenshot at {width} px: {error}")
+                ok = not problems
+                failures += not ok
+                formulas = max((r["formulas"] for r in results.values() if r), default=0)
+                print(f"{'ok  ' if ok else 'FAIL'} {rel}: {formulas} formulas, {len(bad)} broken links"
+                      + "".join(f", {r['wide']} px wide at {w}" for w, r in results.items() if r)
+                      + (f", {len(shots)} screenshots" if args.screenshots else "")
+                      + "".join(f" ({loaded[rel][f's{w}']:.1f} s at {w})" for w in WIDTHS if rel in loaded))
+                for item in problems:
+                    print("     ", item)
+                report[rel] = {"ok": ok, "problems": problems, "broken_links": bad, "redirect": bool(redirect),
+                               "widths": {str(w): r for w, r in results.items()}}
+        finally:
+            server.shutdown()
     finally:
-        server.shutdown()
-    print(f"{len(pages)} pages, {failures} failing; screenshots in {args.screenshots}")
+        for browser in browsers.values():
+            browser.close()
+    if args.json:
+        args.json.write_text(json.dumps(report, indent=1))
+    print(f"{len(pages)} pages at {' and '.join(map(str, WIDTHS))} px, {failures} failing"
+          + (f"; screenshots in {args.screenshots}" if args.screenshots else ""))
     return 1 if failures else 0
 
 

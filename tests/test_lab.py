@@ -23,6 +23,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 VENV = Path(sys.prefix)
+pytestmark = pytest.mark.book  # run once in CI (tests/conftest.py)
 
 
 def _free_port() -> int:

@@ -16,6 +16,7 @@ from sphinx.application import Sphinx
 from sphinx.util.docutils import docutils_namespace
 
 ROOT = Path(__file__).resolve().parents[1]
+pytestmark = pytest.mark.book  # Sphinx builds: run once in CI (tests/conftest.py)
 
 
 def _build(tmp: Path, builder: str = "html", pdf: bytes | None = None) -> Path:

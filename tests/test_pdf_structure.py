@@ -4,7 +4,7 @@
 chapters.  Checked here, against ``_toc.yml``:
 
 * the LaTeX source (Sphinx's ``latex`` builder: no LaTeX installation needed,
-  about 20 s): an unnumbered preface, each part a ``\\part`` in order, the
+  about 20 s; built once per run, tests/conftest.py): an unnumbered preface, each part a ``\\part`` in order, the
   chapters in order numbered 1..N through the parts, the back matter last
   and unnumbered;
 * the numbers the site shows (Sphinx's environment, which the HTML builder
@@ -21,32 +21,22 @@ The comparisons are plain functions, tested on wrong structures too.
 
 from __future__ import annotations
 
-import importlib.util
 import pickle
 import re
-import shutil
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 import yaml
 
-from book_builds import build_book
 
 ROOT = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent
 PREFACE = "Preface"
 # Sphinx's own indices, after the book's last document (latex_domain_indices).
 INDICES = ("Proof Index", "Python Module Index", "Index")
+pytestmark = pytest.mark.book  # run once in CI (tests/conftest.py)
 ROMAN = ["I", "II", "III", "IV", "V", "VI", "VII", "VIII", "IX", "X", "XI", "XII"]
-
-
-def _pdf_tools():
-    spec = importlib.util.spec_from_file_location("pdf_tools", ROOT / "scripts" / "pdf_tools.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 # -- what _toc.yml asks for ------------------------------------------------------------
@@ -165,13 +155,7 @@ def compare(expected: list[tuple], actual: list[tuple]) -> list[str]:
     return problems
 
 
-# -- the builds ------------------------------------------------------------------------------
-
-@pytest.fixture(scope="module")
-def latex_build(tmp_path_factory) -> Path:
-    """Sphinx's LaTeX source of the book (stored outputs, no execution)."""
-    return build_book(tmp_path_factory.mktemp("pdf"), builder="latex")
-
+# -- the builds (latex_build and compiled_pdf: tests/conftest.py, once per run) ----------
 
 @pytest.fixture(scope="module")
 def parts() -> list[tuple[str, bool, list[str]]]:
@@ -187,30 +171,6 @@ def tex(latex_build: Path) -> str:
 def environment(latex_build: Path):
     with open(latex_build / ".doctrees" / "environment.pickle", "rb") as f:
         return pickle.load(f)
-
-
-@pytest.fixture(scope="module")
-def compiled(latex_build: Path) -> Path:
-    """The same LaTeX source compiled, as `make pdf` does (only where LaTeX is installed)."""
-    tools = _pdf_tools()
-    if shutil.which("make") is None or tools.missing():
-        pytest.skip("LaTeX is not installed (scripts/pdf_tools.py needs): the PDF is not compiled")
-    latex = latex_build / "latex"
-    proc = subprocess.run(["make", "-C", str(latex), "all-pdf"], capture_output=True, text=True,
-                          errors="replace", timeout=1800)
-    log = latex / "egm-book.log"
-    text = log.read_text(encoding="latin-1") if log.is_file() else ""
-    errors = re.findall(r"^! .*(?:\n.*){0,3}", text, re.M)
-    # name the document each error comes from (the last chapter label before its line)
-    lines = (latex / "egm-book.tex").read_text(encoding="utf-8").splitlines()
-    where = []
-    for number in re.findall(r"^l\.(\d+) ", text, re.M)[:3]:
-        docs = _DOC_LABEL.findall("\n".join(lines[:int(number)]))
-        where.append(f"line {number} of egm-book.tex is in {docs[-1] if docs else 'the preface'}")
-    where = list(dict.fromkeys(where))
-    assert proc.returncode == 0, "pdflatex failed:\n" + "\n".join(where + errors[:4]) + "\n" + proc.stdout[-800:]
-    assert tools.check(log) == 0
-    return latex
 
 
 # -- the tests -------------------------------------------------------------------------------
@@ -266,20 +226,20 @@ def test_proof_statements_carry_the_site_numbers_into_the_latex(parts, tex, envi
     assert r"\sphinxcrossref{Definition 1.1}" in chapter or "Definition 1.1 " in chapter
 
 
-def test_pdf_toc_has_the_sites_structure(parts, tex, compiled):
+def test_pdf_toc_has_the_sites_structure(parts, tex, compiled_pdf):
     _, titles = tex_outline(tex)
     expected = [(kind, n, PREFACE if doc is None else (titles.get(doc, doc) if kind == "chapter" else doc))
                 for kind, n, doc in expected_outline(parts)]
-    actual = toc_file_outline((compiled / "egm-book.toc").read_text(encoding="latin-1"))
+    actual = toc_file_outline((compiled_pdf / "egm-book.toc").read_text(encoding="latin-1"))
     while actual and actual[-1][0] == "chapter" and actual[-1][1] is None and actual[-1][2] in INDICES:
         actual.pop()
     squash = [(k, n, _squash(t)) for k, n, t in expected]
     assert compare(squash, [(k, n, _squash(t)) for k, n, t in actual]) == []
 
 
-def test_pdf_numbers_what_the_site_numbers(environment, compiled):
+def test_pdf_numbers_what_the_site_numbers(environment, compiled_pdf):
     """Each figure, table and equation: the number in the PDF's .aux is the site's."""
-    aux = (compiled / "egm-book.aux").read_text(encoding="latin-1")
+    aux = (compiled_pdf / "egm-book.aux").read_text(encoding="latin-1")
     pdf = {key.lower(): number for key, number in re.findall(r"\\newlabel\{(.+?)\}\{\{([^{}]*)\}", aux)}
     checked, wrong = 0, []
     for doc, kinds in environment.toc_fignumbers.items():

@@ -120,7 +120,8 @@ def test_each_python_has_its_own_environment(tmp_path):
 
 
 def test_ci_run_takes_oldest_and_newest_and_skips_what_is_missing(tmp_path):
-    """A fake PATH and pyenv: 3.11 on PATH; 3.13 in pyenv (two patch releases); or nothing."""
+    """A fake PATH and pyenv: 3.11 on PATH; 3.13 in pyenv (two patch releases); or one of
+    them; or nothing.  The first one found runs `make test`, the other `make test-python`."""
     repo = _scratch(tmp_path / "repo")
     (repo / ".ci").mkdir()
     shutil.copy(ROOT / ".ci" / "run", repo / ".ci" / "run")
@@ -137,15 +138,24 @@ def test_ci_run_takes_oldest_and_newest_and_skips_what_is_missing(tmp_path):
     env = {"PATH": str(path_bin), "PYENV_ROOT": str(pyenv), "MAKE": "echo", "HOME": str(tmp_path)}  # nothing inherited
     run = subprocess.run([shutil.which("bash"), str(repo / ".ci" / "run")], capture_output=True, text=True, env=env)
     assert run.returncode == 0, run.stdout + run.stderr
-    assert f"test PYTHON={path_bin}/python3.11\n" in run.stdout
-    assert f"test PYTHON={pyenv}/versions/3.13.2/bin/python3.13\n" in run.stdout
+    # the whole `make test` once, with the oldest; the newest runs what depends on the Python
+    assert f"\ntest PYTHON={path_bin}/python3.11\n" in run.stdout
+    assert f"\ntest-python PYTHON={pyenv}/versions/3.13.2/bin/python3.13\n" in run.stdout
+    assert "test PYTHON=" not in run.stdout.replace(f"test PYTHON={path_bin}/python3.11", "", 1)
     assert "3.12" not in run.stdout  # neither oldest nor newest
     assert run.stdout.strip().splitlines()[-1] == f"mutants PYTHON={path_bin}/python3.11"  # once, oldest
+    # 3.11 missing: the newest runs the whole `make test`
+    (path_bin / "python3.11").rename(tmp_path / "python3.11")
+    run = subprocess.run([shutil.which("bash"), str(repo / ".ci" / "run")], capture_output=True, text=True, env=env)
+    assert run.returncode == 0
+    assert "Python 3.11 not found" in run.stdout and "test-python" not in run.stdout
+    assert f"\ntest PYTHON={pyenv}/versions/3.13.2/bin/python3.13\n" in run.stdout
+    (tmp_path / "python3.11").rename(path_bin / "python3.11")
     # 3.13 missing: a line, and on
     shutil.rmtree(pyenv)
     run = subprocess.run([shutil.which("bash"), str(repo / ".ci" / "run")], capture_output=True, text=True, env=env)
     assert run.returncode == 0
-    assert "Python 3.13 not found" in run.stdout and f"test PYTHON={path_bin}/python3.11\n" in run.stdout
+    assert "Python 3.13 not found" in run.stdout and f"\ntest PYTHON={path_bin}/python3.11\n" in run.stdout
     # nothing found: the default python3
     (path_bin / "python3.11").unlink()
     run = subprocess.run([shutil.which("bash"), str(repo / ".ci" / "run")], capture_output=True, text=True, env=env)
@@ -174,3 +184,16 @@ def test_a_bare_name_that_does_not_run_is_found_among_pyenv_versions(tmp_path):
     assert f"{pyenv}/versions/3.13.2/bin/python3.13 -m venv .venv-3.13\n" in run.stdout
     missing = _make(scratch, "-n", "venv", "PYTHON=python3.12", env=env)  # in no pyenv version
     assert missing.returncode != 0 and "does not run" in missing.stderr
+
+
+def test_test_python_leaves_out_only_the_book_tests(tmp_path):
+    """`make test-python` is `make test`'s pytest with ``-m "not book"``, nothing else."""
+    scratch = _scratch(tmp_path / "repo")
+    shutil.copy(ROOT / "scripts" / "cffconvert-requirements.txt", scratch / "scripts")
+    venv = tmp_path / "venv"
+    full = _make(scratch, "-n", "test", f"VENV={venv}", f"PYTHON={sys.executable}")
+    python = _make(scratch, "-n", "test-python", f"VENV={venv}", f"PYTHON={sys.executable}")
+    assert full.returncode == 0 and python.returncode == 0, full.stderr + python.stderr
+    pytest_line = [line for line in full.stdout.splitlines() if " -m pytest " in line]
+    assert len(pytest_line) == 1 and "--durations=" in pytest_line[0]
+    assert pytest_line[0] + ' -m "not book"' in python.stdout.splitlines()
