@@ -11,7 +11,8 @@ Modules: :mod:`egmlib.privacy` (Gaussian calibration), :mod:`egmlib.gchi2`
 (the SymPy objects of the Lagrangian derivation), :mod:`egmlib.optimal` (the exactly
 optimal scaling, box clipping, the clipping-probability trade-off, a private centre),
 :mod:`egmlib.coinpress` (CoinPress, exact zCDP accounting, private-centre pipelines),
-:mod:`egmlib.hly` (Huang, Liang & Yi's shifted clipped mean).
+:mod:`egmlib.hly` (Huang, Liang & Yi's shifted clipped mean), :mod:`egmlib.plan`
+(PLAN of Aumüller, Lebeda, Nelson & Pagh: private centre, variances and scaling).
 """
 
 from __future__ import annotations
@@ -31,6 +32,8 @@ from egmlib.mechanisms import (
     gaussian_mechanism,
     plan_gaussian_data,
 )
+from egmlib import plan
+from egmlib.plan import PLANResult, plan_mean
 from egmlib.privacy import analytic_sigma, classic_sigma, gaussian_delta
 from egmlib.scaling import clip_radius, egm_error, egm_scaling, gaussian_data_scaling, noise_error
 from egmlib.zipf import improvement_ratio, zipf_sigmas
@@ -55,4 +58,6 @@ __all__: list[str] = [
     # mechanisms
     "gaussian_mechanism", "elliptical_gaussian_mechanism", "clipped_sum", "gaussian_data_mechanism",
     "EllipticalResult", "GaussianDataResult", "GaussianDataPlan", "plan_gaussian_data",
+    # PLAN
+    "plan", "plan_mean", "PLANResult",
 ]
