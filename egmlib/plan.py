@@ -54,11 +54,16 @@ and its Gaussian noise makes it ``rho_M``-zCDP.  By adaptive composition of zCDP
 ``accounting="published"`` calibrates every step exactly as the authors' code does
 (for reproducing their data): they divide the budget of steps 1-2 by 3 for the
 copies (the utility then changes by 3, which in zCDP costs the square, 9) and give
-the exponential mechanism the sensitivity ``max(q, 1 - q)`` of add/remove neighbours
-(``1/2`` at the median), while the mean's noise is calibrated to replacement
-(``2C``).  Under replacement, steps 1-2 then spend ``(3 / (1/2))^2 / 3 = 12`` times
-their nominal budget (4 times without copies) and step 3 ``1 / max(q, 1-q)^2`` times;
-``PLANResult.rho_spent`` reports the total actually spent.
+the exponential mechanism the sensitivity ``max(q, 1 - q)`` (``1/2`` at the median,
+right for one value added or removed), while the mean's noise (sensitivity ``2C/n``)
+is right under replacement and under addition or removal alike.  By the composition
+bound of the accounting above, under replacement steps 1-2 then spend up to
+``(3 / (1/2))^2 / 3 = 12`` times their nominal budget (4 times without copies) and
+step 3 up to ``1 / max(q, 1-q)^2`` times; ``PLANResult.rho_spent`` reports this bound
+for the whole run (intermediate results included; the exact Renyi divergence of one
+median on adversarial neighbours nearly attains the 12, see the chapter "PLAN,
+reproduced").  Under addition or removal, one row moves the utility by ``3/2``, and
+the centre's bound is 3 times its nominal budget.
 """
 
 from __future__ import annotations
@@ -204,8 +209,9 @@ class PLANResult:
     noise_sd : float
         Standard deviation of the noise added to each scaled coordinate of the mean.
     rho_spent : float
-        The zCDP budget the run spends under replacement neighbours: ``rho`` with
-        ``accounting="zcdp"``, more with ``accounting="published"``.
+        The zCDP bound of the run under replacement neighbours, by adaptive
+        composition of the steps' costs (intermediate results included): ``rho``
+        with ``accounting="zcdp"``, more with ``accounting="published"``.
     """
 
     mean: NDArray[np.float64]
@@ -304,7 +310,7 @@ def plan_mean(
     accounting : {"zcdp", "published"}, optional
         ``"zcdp"`` (default): the run is ``rho``-zCDP under replacement neighbours.
         ``"published"``: the calibration of the authors' code (to reproduce their
-        data); it spends more, reported in ``rho_spent``.
+        data); its composition bound is larger, reported in ``rho_spent``.
     prep_share, center_share, radius_share : float, optional
         Budget shares in ``(0, 1)``: steps 1-2, the centre within them, step 3
         within the rest.
