@@ -12,7 +12,8 @@ Modules: :mod:`egmlib.privacy` (Gaussian calibration), :mod:`egmlib.gchi2`
 extra, and is imported on first use), :mod:`egmlib.optimal` (the exactly
 optimal scaling, box clipping, the clipping-probability trade-off, a private centre),
 :mod:`egmlib.coinpress` (CoinPress, exact zCDP accounting, private-centre pipelines),
-:mod:`egmlib.hly` (Huang, Liang & Yi's shifted clipped mean).
+:mod:`egmlib.hly` (Huang, Liang & Yi's shifted clipped mean), :mod:`egmlib.plan`
+(PLAN of Aumüller, Lebeda, Nelson & Pagh: private centre, variances and scaling).
 """
 
 from __future__ import annotations
@@ -31,6 +32,8 @@ from egmlib.mechanisms import (
     gaussian_mechanism,
     gaussian_data_setup,
 )
+from egmlib import plan
+from egmlib.plan import PLANResult, plan_mean
 from egmlib.privacy import analytic_sigma, classic_sigma, gaussian_delta
 from egmlib.scaling import clip_radius, egm_error, egm_scaling, gaussian_data_scaling, noise_error
 from egmlib.zipf import improvement_ratio, zipf_sigmas
@@ -67,4 +70,6 @@ __all__: list[str] = [
     # mechanisms
     "gaussian_mechanism", "elliptical_gaussian_mechanism", "clipped_sum", "gaussian_data_mechanism",
     "EllipticalResult", "GaussianDataResult", "GaussianDataSetup", "gaussian_data_setup",
+    # PLAN
+    "plan", "plan_mean", "PLANResult",
 ]
