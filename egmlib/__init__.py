@@ -10,16 +10,18 @@ Modules: :mod:`egmlib.privacy` (Gaussian calibration), :mod:`egmlib.gchi2`
 :mod:`egmlib.mechanisms`, :mod:`egmlib.elliptical`, :mod:`egmlib.symbolic`
 (the SymPy objects of the Lagrangian derivation), :mod:`egmlib.optimal` (the exactly
 optimal scaling, box clipping, the clipping-probability trade-off, a private centre),
-:mod:`egmlib.coinpress` (CoinPress, exact zCDP accounting, private-centre pipelines),
-:mod:`egmlib.hly` (Huang, Liang & Yi's shifted clipped mean).
+:mod:`egmlib.coinpress` (CoinPress), :mod:`egmlib.pipelines` (the private-centre
+pipelines the book compares, their simulation and error formula, private variances),
+:mod:`egmlib.hly` (Huang, Liang & Yi's shifted clipped mean).  The zCDP accounting
+is in :mod:`egmlib.privacy`.
 """
 
 from __future__ import annotations
 
 import importlib.metadata as _metadata
 
-from egmlib import (bounds, coinpress, elliptical, gchi2, hly, mechanisms, optimal, privacy, scaling,
-                    symbolic, zipf)
+from egmlib import (bounds, coinpress, elliptical, gchi2, hly, mechanisms, optimal, pipelines, privacy,
+                    scaling, symbolic, zipf)
 from egmlib.bounds import bernstein_radius2, bernstein_t_max, theorem4_applies, theorem4_error_bound
 from egmlib.mechanisms import (
     EllipticalResult,
@@ -43,7 +45,7 @@ except _metadata.PackageNotFoundError:  # a source tree that is not installed
 __all__: list[str] = [
     "__version__",
     # modules
-    "bounds", "coinpress", "elliptical", "gchi2", "hly", "mechanisms", "optimal", "privacy", "scaling", "symbolic", "zipf",
+    "bounds", "coinpress", "elliptical", "gchi2", "hly", "mechanisms", "optimal", "pipelines", "privacy", "scaling", "symbolic", "zipf",
     # privacy
     "analytic_sigma", "classic_sigma", "gaussian_delta",
     # scaling

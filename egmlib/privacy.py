@@ -1,4 +1,4 @@
-"""Calibrating the Gaussian mechanism: classic and analytic noise levels.
+"""Calibrating the Gaussian mechanism, and the zCDP accounting of compositions of them.
 
 Three functions of the Gaussian mechanism ``M(X) = g(X) + N(0, sigma^2 I)``
 with l2-sensitivity ``Delta``:
@@ -10,6 +10,12 @@ with l2-sensitivity ``Delta``:
   is ``(epsilon, delta)``-DP;
 * :func:`analytic_sigma` -- the smallest ``sigma`` whose profile is at most
   ``delta``, rounded towards safety.
+
+and the accounting of a composition of Gaussian mechanisms with zCDP budgets
+``rho_i`` fixed in advance (every pipeline, CoinPress, HLY and PLAN in the book):
+:func:`rho_for` (the total ``rho`` that is exactly ``(epsilon, delta)``-DP),
+:func:`zcdp_delta` and :func:`zcdp_to_epsilon_delta` (the exact profile of the
+composition) and the usual bound :func:`zcdp_epsilon_bound`.
 
 How the profile is evaluated.  Write ``s = sigma / Delta``, ``u = epsilon s
 - 1/(2s)`` and ``v = epsilon s + 1/(2s)``.  Theorem 8 of Balle and Wang reads
@@ -59,11 +65,22 @@ import struct
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
+from scipy import optimize
 from scipy.special import erfc, erfcx, log_ndtr, ndtr
 
 from egmlib._validation import check_array, check_positive, check_probability, check_real, overflow_guard
 
-__all__ = ["classic_sigma", "gaussian_delta", "analytic_sigma"]
+__all__ = [
+    "classic_sigma",
+    "gaussian_delta",
+    "analytic_sigma",
+    "rho_for",
+    "zcdp_delta",
+    "zcdp_to_epsilon_delta",
+    "zcdp_epsilon_bound",
+]
+
+_RHO_MAX = 1e150               # largest total zCDP budget accepted by the accounting functions
 
 _SQRT2 = math.sqrt(2.0)
 _SQRT_2PI = math.sqrt(2.0 * math.pi)
@@ -582,3 +599,176 @@ def analytic_sigma(epsilon: float, delta: float, sensitivity: float = 1.0) -> fl
         else:
             bad = mid
     return _from_bits(good)
+
+
+def _total_rho(rho: object) -> float:
+    """A total zCDP budget in ``(0, _RHO_MAX]``, named ``rho``."""
+    return check_real("rho", rho, low=0.0, high=_RHO_MAX, low_open=True)
+
+
+# --------------------------------------------------------------------------
+# zCDP accounting: a composition of Gaussian mechanisms is one Gaussian mechanism
+# --------------------------------------------------------------------------
+@overflow_guard
+def rho_for(epsilon: float, delta: float) -> float:
+    """The total zCDP budget whose Gaussian mechanism is exactly ``(epsilon, delta)``-DP.
+
+    Parameters
+    ----------
+    epsilon : float
+        ``> 0``.
+    delta : float
+        In ``(0, 1)``.
+
+    Returns
+    -------
+    float
+        ``rho = 1 / (2 s^2)`` with ``s = analytic_sigma(epsilon, delta)``: the largest
+        ``rho`` such that any composition of Gaussian mechanisms with budgets
+        ``rho_i``, ``sum rho_i = rho``, is ``(epsilon, delta)``-DP.
+
+    Raises
+    ------
+    ValueError
+        On invalid ``epsilon`` or ``delta``.
+
+    Notes
+    -----
+    A Gaussian mechanism with sensitivity ``Delta`` and noise ``sigma`` has privacy
+    loss ``N(m, 2m)`` with ``m = Delta^2 / (2 sigma^2) = rho``; the losses of
+    independent mechanisms add, so a composition with budgets ``rho_i`` has loss
+    ``N(rho, 2 rho)`` with ``rho = sum rho_i``: exactly one Gaussian mechanism with
+    ``(Delta / sigma)^2 = 2 rho`` (Gaussian DP with ``mu = sqrt(2 rho)``).  Its
+    ``(epsilon, delta)`` curve is the exact profile of :func:`gaussian_delta`.
+
+    References
+    ----------
+    biswas2020, balle2018
+
+    Examples
+    --------
+    >>> print(round(rho_for(1.0, 1e-6), 6))
+    0.028014
+    """
+    s = analytic_sigma(epsilon, delta)
+    return 0.5 / (s * s)
+
+
+@overflow_guard
+def zcdp_delta(rho: float, epsilon: float) -> float:
+    """The exact ``delta(epsilon)`` of a composition of Gaussian mechanisms with total ``rho``.
+
+    Parameters
+    ----------
+    rho : float
+        Total zCDP budget in ``(0, 1e150]``.
+    epsilon : float
+        ``> 0``.
+
+    Returns
+    -------
+    float
+        ``gaussian_delta(1 / sqrt(2 rho), epsilon)``.
+
+    Raises
+    ------
+    ValueError
+        On invalid arguments.
+
+    References
+    ----------
+    balle2018
+
+    Examples
+    --------
+    >>> print(f"{zcdp_delta(rho_for(1.0, 1e-6), 1.0):.3e}")
+    1.000e-06
+    """
+    r = _total_rho(rho)
+    eps = check_positive("epsilon", epsilon)
+    return float(gaussian_delta(1.0 / math.sqrt(2.0 * r), eps))
+
+
+@overflow_guard
+def zcdp_to_epsilon_delta(rho: float, delta: float) -> float:
+    """The smallest ``epsilon`` at which total zCDP budget ``rho`` is ``(epsilon, delta)``-DP.
+
+    Valid for compositions of Gaussian mechanisms (which is what every estimator
+    here is).  Inverse of :func:`rho_for` in ``rho``.
+
+    Parameters
+    ----------
+    rho : float
+        Total zCDP budget in ``(0, 1e150]``.
+    delta : float
+        In ``(0, 1)``.
+
+    Returns
+    -------
+    float
+        The root of ``zcdp_delta(rho, epsilon) = delta`` (Brent's method), or ``0.0``
+        when ``zcdp_delta(rho, 0) <= delta`` already.
+
+    Raises
+    ------
+    ValueError
+        On invalid arguments.
+
+    References
+    ----------
+    balle2018
+
+    Examples
+    --------
+    >>> print(round(zcdp_to_epsilon_delta(0.5, 1e-6), 4))
+    4.8866
+    """
+    r = _total_rho(rho)
+    dl = check_probability("delta", delta)
+    sigma = 1.0 / math.sqrt(2.0 * r)
+
+    def excess(eps: float) -> float:
+        return math.log(float(gaussian_delta(sigma, eps))) - math.log(dl)
+
+    lo = 1e-12
+    if excess(lo) <= 0.0:
+        return 0.0
+    hi = zcdp_epsilon_bound(r, dl) + 1.0
+    while excess(hi) > 0.0:
+        hi *= 2.0
+    return float(optimize.brentq(excess, lo, hi, xtol=1e-14, rtol=1e-13))
+
+
+@overflow_guard
+def zcdp_epsilon_bound(rho: float, delta: float) -> float:
+    """The usual conversion ``epsilon = rho + 2 sqrt(rho log(1/delta))`` (Bun and Steinke).
+
+    Parameters
+    ----------
+    rho : float
+        zCDP budget ``> 0``.
+    delta : float
+        In ``(0, 1)``.
+
+    Returns
+    -------
+    float
+        An upper bound on :func:`zcdp_to_epsilon_delta`.
+
+    Raises
+    ------
+    ValueError
+        On invalid arguments.
+
+    References
+    ----------
+    biswas2020
+
+    Examples
+    --------
+    >>> print(round(zcdp_epsilon_bound(0.5, 1e-6), 4))
+    5.7565
+    """
+    r = check_positive("rho", rho)
+    dl = check_probability("delta", delta)
+    return r + 2.0 * math.sqrt(r * math.log(1.0 / dl))

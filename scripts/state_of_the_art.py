@@ -2,12 +2,12 @@
 
 Writes these CSV files into data/state_of_the_art/:
 
-* formulas.csv -- the semi-exact error (egmlib.coinpress.plan_error) of every method on the
+* formulas.csv -- the semi-exact error (egmlib.pipelines.pipeline_error) of every method on the
   whole grid d in {10, 100, 1000}, alpha in {0.1, 0.5, 1, 2}, n in {1e3, 1e4, 1e5}, for
   (eps, delta) = (1, 1e-6) with prior radius R in {0.1, 10, 1000} and for eps = 0.25 with
   R = 10; each method with its best public tuning parameter (budget share of the centre,
   or number of iterations), chosen on the formula;
-* simulations.csv -- seeded simulations (egmlib.coinpress.simulate_plan) of the same plans
+* simulations.csv -- seeded simulations (egmlib.pipelines.simulate_pipeline) of the same pipelines
   at eps = 1, R = 10, on every cell with n d <= 1e6; replicates are added in seeded
   batches until the relative standard error is at most 5%, up to a cap (simulate_cell);
 * simulations_huge.csv -- the same on the cells with 1e6 < n d <= 1e7 (part
@@ -18,7 +18,7 @@ Writes these CSV files into data/state_of_the_art/:
   its errors are heavy-tailed, so the file also holds the median and the means of
   min(error, t * median), t in HLY_TRIMS: lower bounds of the expected error with small s.e.;
 * unknown_sigma.csv -- method 6 (sigma unknown): private diagonal variances
-  (egmlib.coinpress.private_variances) feeding the hybrid, for a sweep of budget shares,
+  (egmlib.pipelines.private_variances) feeding the hybrid, for a sweep of budget shares,
   on the cells d in {10, 100}, alpha in {1, 2}, n d <= 1e6; replicates added in seeded
   batches until the relative standard error is at most 5% (unknown_sigma_cell).
 
@@ -39,17 +39,17 @@ from pathlib import Path
 
 import numpy as np
 
-from egmlib.coinpress import (
-    coinpress_plan,
-    hybrid_plan,
-    plan_error,
+from egmlib.pipelines import (
+    coinpress_pipeline,
+    hybrid_pipeline,
+    pipeline_error,
     private_variances,
-    rho_for,
-    run_plan,
-    simulate_plan,
+    run_pipeline,
+    simulate_pipeline,
     standard_schedule,
-    two_stage_plan,
+    two_stage_pipeline,
 )
+from egmlib.privacy import rho_for
 from egmlib.hly import padded_dimension, simulate_hly
 from egmlib.zipf import zipf_sigmas
 
@@ -83,25 +83,25 @@ SIGMA_BOUND = 1.0        # public bound on every sigma_j (Zipf sigmas sum to 1)
 OUT = Path(__file__).resolve().parents[1] / "data" / "state_of_the_art"
 
 
-def make_plan(method: str, sig: np.ndarray, n: int, R: float, rho: float, param: float):
-    """The plan of a method with its tuning parameter (share or iterations)."""
+def make_pipeline(method: str, sig: np.ndarray, n: int, R: float, rho: float, param: float):
+    """The pipeline of a method with its tuning parameter (share or iterations)."""
     if method == "plain":
-        return two_stage_plan(sig, n, R, rho, share=param, scaling="none")
+        return two_stage_pipeline(sig, n, R, rho, share=param, scaling="none")
     if method == "alg3":
-        return two_stage_plan(sig, n, R, rho, share=param, scaling="lemma")
+        return two_stage_pipeline(sig, n, R, rho, share=param, scaling="lemma")
     if method == "coinpress":
-        return coinpress_plan(sig, n, R / float(sig.min()), standard_schedule(rho, int(param)))
+        return coinpress_pipeline(sig, n, R / float(sig.min()), standard_schedule(rho, int(param)))
     if method == "hybrid":
-        return hybrid_plan(sig, n, R, standard_schedule(rho, int(param)), scaling="lemma")
+        return hybrid_pipeline(sig, n, R, standard_schedule(rho, int(param)), scaling="lemma")
     if method == "hybrid_opt":
-        return hybrid_plan(sig, n, R, standard_schedule(rho, int(param)), scaling="optimal")
+        return hybrid_pipeline(sig, n, R, standard_schedule(rho, int(param)), scaling="optimal")
     raise ValueError(method)
 
 
 def best(method: str, sig: np.ndarray, n: int, R: float, rho: float) -> tuple[float, float]:
     """(parameter, error) minimising the semi-exact error over the method's parameter grid."""
     grid = {"plain": SHARES, "alg3": SHARES, "coinpress": CP_T, "hybrid": HY_T}[method]
-    errors = [plan_error(make_plan(method, sig, n, R, rho, p), sig, n) for p in grid]
+    errors = [pipeline_error(make_pipeline(method, sig, n, R, rho, p), sig, n) for p in grid]
     k = int(np.argmin(errors))
     return float(grid[k]), float(errors[k])
 
@@ -124,7 +124,7 @@ def formulas() -> list[dict]:
                     for m in METHODS[:4]:
                         params[m] = best(m, sig, n, R, rho)
                     t = params["hybrid"][0]
-                    params["hybrid_opt"] = (t, plan_error(make_plan("hybrid_opt", sig, n, R, rho, t), sig, n))
+                    params["hybrid_opt"] = (t, pipeline_error(make_pipeline("hybrid_opt", sig, n, R, rho, t), sig, n))
                     for m in METHODS:
                         rows.append(dict(epsilon=eps, R=R, d=d, alpha=alpha, n=n, method=m,
                                          param=params[m][0], error=params[m][1]))
@@ -156,20 +156,20 @@ def simulate_cell(d: int, ia: int, n: int, im: int, param: float) -> dict:
     alpha, method, R = ALPHAS[ia], METHODS[im], 10.0
     sig = zipf_sigmas(d, alpha)
     rho = rho_for(1.0, DELTA)
-    plan = make_plan(method, sig, n, R, rho, param)
+    pipeline = make_pipeline(method, sig, n, R, rho, param)
     mu = true_mean(d, R, np.random.default_rng([SEED, 3, d, ia, n, im]))
-    cap = int(min(SIM_MAX_REPS, max(SIM_MIN_REPS, SIM_MAX_WORK / (n * d * len(plan)))))
+    cap = int(min(SIM_MAX_REPS, max(SIM_MIN_REPS, SIM_MAX_WORK / (n * d * len(pipeline)))))
     parts, k = [], 0
     while True:
         rng = np.random.default_rng([SEED, 3, d, ia, n, im, k])
-        parts.append(simulate_plan(plan, sig, mu, np.zeros(d), n, SIM_BATCH, rng=rng).sample)
+        parts.append(simulate_pipeline(pipeline, sig, mu, np.zeros(d), n, SIM_BATCH, rng=rng).sample)
         k += 1
         err = np.concatenate(parts)
         se, done = _sequential(err, SIM_BATCH, cap)
         if done:
             break
     return dict(d=d, alpha=alpha, n=n, method=method, param=param, reps=err.size,
-                mean=float(err.mean()), se=se, formula=plan_error(plan, sig, n),
+                mean=float(err.mean()), se=se, formula=pipeline_error(pipeline, sig, n),
                 reached=bool(se <= TARGET_SE * err.mean()))
 
 
@@ -236,8 +236,8 @@ def unknown_sigma_cell(d: int, alpha: float, n: int, share: float) -> dict:
                 guess = np.sqrt(np.maximum(v.upper, 1e-300))
             else:
                 guess = np.full(d, SIGMA_BOUND)
-            plan = hybrid_plan(guess, n, R, standard_schedule((1.0 - share) * rho, 4))
-            est = run_plan(X, np.zeros(d), plan, rng=rng)
+            pipeline = hybrid_pipeline(guess, n, R, standard_schedule((1.0 - share) * rho, 4))
+            est = run_pipeline(X, np.zeros(d), pipeline, rng=rng)
             errors.append(float(np.sum((est - X.mean(axis=0)) ** 2)))
             ratios.append(float(np.median(guess / sig)))
         e = np.array(errors)
