@@ -262,27 +262,44 @@ def coinpress_pipeline(sigmas: ArrayLike, n: int, radius: float, rhos: ArrayLike
     return tuple(_ball_step(a, t, nn, p) for t, p in zip(sched.thresholds, rh))
 
 
-def _final_step(sig: NDArray[np.float64], n: int, prev: Step | None, rho: float, scaling: str) -> Step:
-    """Algorithm 3 around a private centre: radius for clip probability 1/n."""
+def _clip(value: object) -> float | None:
+    """The ``clip_probability`` keyword: ``None`` (meaning ``1/n``) or a float in (0, 1)."""
+    if value is None:
+        return None
+    return check_real("clip_probability", value, low=0.0, high=1.0, low_open=True, high_open=True)
+
+
+def _final_step(sig: NDArray[np.float64], n: int, prev: Step | None, rho: float, scaling: str,
+                clip: float | None = None) -> Step:
+    """Algorithm 3 around a private centre: the radius that clips a row of the marginal
+    law with probability ``clip`` (``1/n`` when ``None``)."""
     var = sig**2 * (1.0 - 1.0 / n)
     if prev is not None:
         var = var + (prev.noise_sd / prev.scaling) ** 2
     eff = np.sqrt(var)
+    p = 1.0 / n if clip is None else clip
     if scaling == "none":
         b = np.ones(sig.shape)
     elif scaling == "lemma":
         b = gaussian_data_scaling(eff)
     elif scaling == "optimal":
-        b = optimal_scaling(eff, 1.0 / n).scaling
+        b = optimal_scaling(eff, p).scaling
     else:
         raise ValueError(f"scaling must be 'none', 'lemma' or 'optimal', got {scaling!r}")
-    radius = float(clip_radius(eff, b, 1.0 / n))
+    radius = float(clip_radius(eff, b, p))
     return _ball_step(b, radius, n, rho)
 
 
 @overflow_guard
 def two_stage_pipeline(
-    sigmas: ArrayLike, n: int, radius: float, rho: float, *, share: float, scaling: str = "lemma"
+    sigmas: ArrayLike,
+    n: int,
+    radius: float,
+    rho: float,
+    *,
+    share: float,
+    scaling: str = "lemma",
+    clip_probability: float | None = None,
 ) -> tuple[Step, ...]:
     """The study's pipeline with a private centre (methods 1 and 2 of the chapter).
 
@@ -301,6 +318,10 @@ def two_stage_pipeline(
     scaling : {"lemma", "none", "optimal"}
         Stage 2 with Lemma 4.1's scaling (Algorithm 3), without scaling (plain
         clipping, the study's baseline) or with the exactly optimal scaling.
+    clip_probability : None or float in (0, 1)
+        Probability that stage 2 clips a row of the marginal law of ``x_i - mu_hat``:
+        ``1/n`` (``None``, the study's choice) or the given value.  It must be public
+        (chosen without the data).
 
     Returns
     -------
@@ -336,14 +357,21 @@ def two_stage_pipeline(
     total = check_positive("rho", rho)
     sh = check_real("share", share, low=0.0, high=1.0, low_open=True, high_open=True)
     scaling = _scaling(scaling)
+    clip = _clip(clip_probability)
     half = r + box_half_width(sig.size, 1.0 / nn) * sig
     first = _box_step(half, nn, sh * total)
-    return (first, _final_step(sig, nn, first, (1.0 - sh) * total, scaling))
+    return (first, _final_step(sig, nn, first, (1.0 - sh) * total, scaling, clip))
 
 
 @overflow_guard
 def hybrid_pipeline(
-    sigmas: ArrayLike, n: int, radius: float, rhos: ArrayLike, *, scaling: str = "lemma"
+    sigmas: ArrayLike,
+    n: int,
+    radius: float,
+    rhos: ArrayLike,
+    *,
+    scaling: str = "lemma",
+    clip_probability: float | None = None,
 ) -> tuple[Step, ...]:
     """CoinPress's centre-finding in the scaled space, ending with Algorithm 3 (method 4).
 
@@ -361,6 +389,8 @@ def hybrid_pipeline(
     scaling : {"lemma", "optimal", "none"}
         Scaling of the final step: Lemma 4.1's, the exactly optimal one
         (:func:`egmlib.optimal.optimal_scaling`) or none.
+    clip_probability : None or float in (0, 1)
+        Probability that the final step clips a row, as in :func:`two_stage_pipeline`.
 
     Returns
     -------
@@ -396,6 +426,7 @@ def hybrid_pipeline(
     if rh.size < 2:
         raise ValueError(f"rhos must have at least 2 entries (centre steps and a final step), got {rh.size}")
     scaling = _scaling(scaling)
+    clip = _clip(clip_probability)
     b = gaussian_data_scaling(sig)
     w = (b * sig) ** 2
     g = math.sqrt(float(_gchi2_isf(_BETA, w)))
@@ -407,7 +438,7 @@ def hybrid_pipeline(
         step = _ball_step(b, t, nn, p)
         steps.append(step)
         rad = math.sqrt(float(_gchi2_isf(_BETA, w / nn + step.noise_sd**2)))
-    steps.append(_final_step(sig, nn, steps[-1], float(rh[-1]), scaling))
+    steps.append(_final_step(sig, nn, steps[-1], float(rh[-1]), scaling, clip))
     return tuple(steps)
 
 
@@ -622,6 +653,9 @@ def pipeline_error(pipeline: tuple[Step, ...], sigmas: ArrayLike, n: int) -> flo
     order ``1/n``).  For a one-step pipeline the centre is the public point and the
     clipping term is left out (it is zero when the prior holds and the threshold
     covers it).  Checked against :func:`simulate_pipeline` in the tests and the chapter.
+    The clipping term assumes the centre is independent of the rows and exact to first
+    order; at clipping probabilities well above ``1/n`` around a noisy centre the
+    clipped rows are biased towards that centre, a term this formula leaves out.
 
     Examples
     --------

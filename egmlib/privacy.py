@@ -78,6 +78,8 @@ __all__ = [
     "zcdp_delta",
     "zcdp_to_epsilon_delta",
     "zcdp_epsilon_bound",
+    "zcdp_epsilon_cks",
+    "rho_for_cks",
 ]
 
 _RHO_MAX = 1e150               # largest total zCDP budget accepted by the accounting functions
@@ -772,3 +774,112 @@ def zcdp_epsilon_bound(rho: float, delta: float) -> float:
     r = check_positive("rho", rho)
     dl = check_probability("delta", delta)
     return r + 2.0 * math.sqrt(r * math.log(1.0 / dl))
+
+
+def _cks_objective(s: float, r: float, L: float) -> float:
+    """CKS's bound at alpha = 1 + e^s: alpha rho + (L + (alpha-1) log(1-1/alpha) - log alpha) / (alpha-1)."""
+    e = math.exp(s)
+    log_alpha = math.log1p(e)
+    return (1.0 + e) * r + (L - log_alpha) / e + (s - log_alpha)
+
+
+@overflow_guard
+def zcdp_epsilon_cks(rho: float, delta: float) -> float:
+    """The conversion of Canonne, Kamath and Steinke: ``rho``-zCDP is ``(epsilon, delta)``-DP.
+
+    Parameters
+    ----------
+    rho : float
+        zCDP budget in ``(0, 1e150]``.
+    delta : float
+        In ``(0, 1)``.
+
+    Returns
+    -------
+    float
+        ``inf over alpha > 1`` of
+        ``alpha rho + (log(1/delta) + (alpha - 1) log(1 - 1/alpha) - log(alpha)) / (alpha - 1)``.
+
+    Raises
+    ------
+    ValueError
+        On invalid arguments.
+
+    Notes
+    -----
+    Proposition 12 and Corollary 13 of Canonne, Kamath and Steinke (2020): for any
+    ``rho``-zCDP mechanism (Renyi DP of order ``alpha`` at ``alpha rho`` for every
+    ``alpha``), the bound above holds for every ``alpha > 1``.  It lies between the
+    exact profile of a Gaussian mechanism (:func:`zcdp_to_epsilon_delta`, which uses
+    that every mechanism here *is* a composition of Gaussian mechanisms) and the usual
+    bound :func:`zcdp_epsilon_bound`.  The infimum is found by Brent's bounded search
+    over ``s = log(alpha - 1)`` in ``s0 +- 40``, ``s0 = log(log(1/delta) / rho) / 2``
+    (the minimiser is near ``alpha = 1 + sqrt(log(1/delta) / rho)``).
+
+    References
+    ----------
+    canonne2020, bun2016
+
+    Examples
+    --------
+    >>> print(round(zcdp_epsilon_cks(0.5, 1e-6), 4))
+    5.2215
+    """
+    r = _total_rho(rho)
+    dl = check_probability("delta", delta)
+    L = math.log(1.0 / dl)
+    s0 = 0.5 * math.log(L / r)
+    res = optimize.minimize_scalar(_cks_objective, bounds=(s0 - 40.0, s0 + 40.0), args=(r, L),
+                                   method="bounded", options={"xatol": 1e-12})
+    best = min(float(res.fun), _cks_objective(s0, r, L))
+    return max(best, 0.0)
+
+
+@overflow_guard
+def rho_for_cks(epsilon: float, delta: float) -> float:
+    """The largest ``rho`` that :func:`zcdp_epsilon_cks` certifies as ``(epsilon, delta)``-DP.
+
+    Parameters
+    ----------
+    epsilon : float
+        ``> 0``.
+    delta : float
+        In ``(0, 1)``.
+
+    Returns
+    -------
+    float
+        The root of ``zcdp_epsilon_cks(rho, delta) = epsilon`` in ``rho`` (Brent's method
+        on ``log rho``, bracketed by the usual bound's ``rho`` and :func:`rho_for`).
+
+    Raises
+    ------
+    ValueError
+        On invalid arguments.
+
+    References
+    ----------
+    canonne2020
+
+    Examples
+    --------
+    >>> print(round(rho_for_cks(1.0, 1e-6), 6))
+    0.024356
+    """
+    eps = check_positive("epsilon", epsilon)
+    dl = check_probability("delta", delta)
+    L = math.log(1.0 / dl)
+    low = (math.sqrt(L + eps) - math.sqrt(L)) ** 2        # the usual bound, solved for rho
+    high = rho_for(eps, dl)
+    if not low < high:
+        return low
+
+    def excess(log_r: float) -> float:
+        return zcdp_epsilon_cks(math.exp(log_r), dl) - eps
+
+    a, b = math.log(low) - 1e-9, math.log(min(high, _RHO_MAX)) + 1e-9
+    if excess(a) >= 0.0:
+        return low
+    if excess(b) <= 0.0:
+        return min(high, _RHO_MAX)
+    return float(math.exp(optimize.brentq(excess, a, b, xtol=1e-14, rtol=1e-13)))

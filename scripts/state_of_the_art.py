@@ -50,7 +50,8 @@ from egmlib.pipelines import (
     two_stage_pipeline,
 )
 from egmlib.privacy import rho_for
-from egmlib.hly import padded_dimension, simulate_hly
+from egmlib.hly import (clipped_mean, padded_dimension, private_quantiles, random_signs, rotate, rotate_back,
+                        simulate_hly)
 from egmlib.zipf import zipf_sigmas
 
 SEED = 20260417
@@ -249,6 +250,225 @@ def unknown_sigma_cell(d: int, alpha: float, n: int, share: float) -> dict:
                 reached=bool(se <= TARGET_SE * e.mean()))
 
 
+# ==========================================================================
+# Issue 23: the contest with fixed replicate counts ("contest", "unknown_fine", "cell")
+# ==========================================================================
+# Every method at its best clipping: methods 1-4 at the clipping probability 1/n (the
+# study's) and at the error-minimising one ("_p"); CoinPress with its best schedule;
+# HLY with the settings a user would choose ("hly") and, as an ablation only, with the
+# settings of the authors' code ("hly_old": T = 10 rounds, their rank).  The
+# replicate count of a cell is fixed before the run (CONTEST_REPS, from the pilot data
+# of simulations.csv: the largest relative standard deviation of one replicate there is
+# 1.44, so 1000 replicates give a relative s.e. below 4.6%, 400 below 7.2% and 200
+# below 10.2%; 1000 where n d <= 1e4, 400 where n d <= 1e5, 200 above), never from the
+# running estimate: the mean is then unbiased.  Run time: see the last line the part
+# prints ("contest: ... s"); about 25 minutes of one core.
+CONTEST_METHODS = ("plain", "alg3", "coinpress", "hybrid", "hybrid_opt",
+                   "plain_p", "alg3_p", "hybrid_p", "hly", "hly_old")
+CONTEST_CELLS = (                                   # (epsilon, R, d, alpha, n)
+    (1.0, 10.0, 10, 0.1, 1000), (1.0, 10.0, 10, 1.0, 1000), (1.0, 10.0, 10, 2.0, 1000),
+    (1.0, 10.0, 10, 0.1, 10000), (1.0, 10.0, 10, 0.5, 10000), (1.0, 10.0, 10, 1.0, 10000),
+    (1.0, 10.0, 10, 2.0, 10000),
+    (1.0, 10.0, 100, 0.1, 1000), (1.0, 10.0, 100, 1.0, 1000), (1.0, 10.0, 100, 2.0, 1000),
+    (1.0, 0.1, 10, 1.0, 10000), (1.0, 0.1, 100, 1.0, 1000),
+    (1.0, 1000.0, 10, 1.0, 10000), (1.0, 1000.0, 100, 1.0, 1000),
+    (0.25, 10.0, 10, 1.0, 10000), (0.25, 10.0, 100, 1.0, 1000),
+    (1.0, 10.0, 100, 1.0, 10000),
+)
+HLY_RESOLUTION = 1e-4     # final width of the norm search: < 1% of 1/sqrt(1000) = 0.032
+HLY_BETA = 0.01           # rank margin: P(some round of the norm search moves wrongly) <= beta
+
+
+def contest_reps(n: int, d: int) -> int:
+    """The fixed replicate count of a cell (chosen before the run, see above)."""
+    return 1000 if n * d <= 10**4 else 400 if n * d <= 10**5 else 200
+
+
+def hly_settings(d: int, R: float) -> tuple[int, float]:
+    """HLY as a user would set it: rounds T and the extra rank margin z (in count sd).
+
+    T: the norm search on [0, u], u = 2 (1 + sqrt D) R, ends on an interval of width
+    u / 2^T <= HLY_RESOLUTION (the row norms on this grid are >= 1/sqrt(d) >= 0.032,
+    since sum_j sigma_j = 1); the median search on [-R, R] uses the same T.
+    z: with all norms below a midpoint the count is n, and a round moves the wrong way
+    when its noise is below -(n - m); z = Phi^-1(1 - beta / T) more count-noise standard
+    deviations below the authors' rank make that probability at most beta / T per round,
+    at most beta over the T rounds (union bound), whatever D.
+    """
+    from scipy.stats import norm as _norm
+
+    D = padded_dimension(d)
+    u = 2.0 * (1.0 + math.sqrt(D)) * R
+    T = max(10, math.ceil(math.log2(u / HLY_RESOLUTION)))
+    return T, float(_norm.isf(HLY_BETA / T))
+
+
+def hly_tuned(X: np.ndarray, R: float, rho: float, rng: np.random.Generator,
+              rounds: int, margin: float) -> tuple[np.ndarray, float, int]:
+    """HLY (egmlib.hly's steps, centre 0) with ``rounds`` and an extra rank margin.
+
+    The steps are egmlib.hly's public functions in the order of egmlib.hly.hly_mean,
+    so that rounds = 10, margin = 0 reproduces hly_mean with the same rng draw for draw
+    (checked in the chapter).  Returns (mean, threshold C, rows clipped).  The rank is
+    a public number, so the privacy argument of egmlib.hly is unchanged.
+    """
+    n, d = X.shape
+    D = padded_dimension(d)
+    rc = 0.25 * rho
+    r1 = 0.25 * (rho - rc)
+    r2 = rho - rc - r1
+    Y = np.zeros((n, D))
+    Y[:, :d] = X
+    signs = random_signs(D, rng=rng)
+    rotate(Y, signs)
+    shift = private_quantiles(Y, 0.5 * n, -R, R, rc, rounds, rng=rng)
+    Y -= shift
+    u = 2.0 * (1.0 + math.sqrt(D)) * R
+    count_sd = math.sqrt(rounds / (2.0 * r1))
+    m = float(int(n - 2.0 * math.sqrt(D / (2.0 * r2)) - count_sd - margin * count_sd))
+    C = float(private_quantiles(Y, m, 0.0, u, r1, rounds, rng=rng, norms=True)[0])
+    mean, clipped = clipped_mean(Y, C)
+    sd = 2.0 * C / (n * math.sqrt(2.0 * r2))
+    back = rotate_back(mean + rng.standard_normal(D) * sd + shift, signs)[:d]
+    return back, C, clipped
+
+
+CLIP_GRID = (1.0, 3.0, 10.0, 30.0, 100.0, 300.0)   # clipping probabilities, times 1/n
+PILOT_REPS = 100
+
+
+def contest_pipeline(method: str, sig: np.ndarray, n: int, R: float, rho: float, param: float,
+                     clip: float | None = None):
+    """make_pipeline, and the "_p" methods: the same with clipping probability ``clip``."""
+    if not method.endswith("_p"):
+        return make_pipeline(method, sig, n, R, rho, param)
+    base = method[:-2]
+    if base in ("plain", "alg3"):
+        return two_stage_pipeline(sig, n, R, rho, share=param, scaling="none" if base == "plain" else "lemma",
+                                  clip_probability=clip)
+    return hybrid_pipeline(sig, n, R, standard_schedule(rho, int(param)), clip_probability=clip)
+
+
+def best_clip(method: str, sig: np.ndarray, mu: np.ndarray, n: int, R: float, rho: float, param: float,
+              key: list) -> float:
+    """The clipping probability of a "_p" method: the best of CLIP_GRID / n (capped at 1/2)
+    by a pilot simulation of PILOT_REPS replicates on its own seeds (key + [99, k]), as
+    a user who knows sigma can do before seeing the data.  (The semi-exact formula
+    cannot choose it: it leaves out the bias of clipping many rows around a noisy centre.)"""
+    grid = [min(0.5, c / n) for c in CLIP_GRID]
+    means = []
+    for k, p in enumerate(grid):
+        pipe = contest_pipeline(method, sig, n, R, rho, param, clip=p)
+        rng = np.random.default_rng(key + [99, k])
+        means.append(float(simulate_pipeline(pipe, sig, mu, np.zeros(sig.size), n, PILOT_REPS,
+                                             rng=rng).sample.mean()))
+    return grid[int(np.argmin(means))]
+
+
+def contest_best(method: str, sig: np.ndarray, n: int, R: float, rho: float) -> tuple[float, float]:
+    """(parameter, formula error) of a pipeline method at clipping 1/n, best over its grid
+    (hybrid_opt over the hybrid's grid too)."""
+    grid = {"plain": SHARES, "alg3": SHARES, "coinpress": CP_T, "hybrid": HY_T, "hybrid_opt": HY_T}[method]
+    errors = [pipeline_error(make_pipeline(method, sig, n, R, rho, p), sig, n) for p in grid]
+    k = int(np.argmin(errors))
+    return float(grid[k]), float(errors[k])
+
+
+def contest_cell(eps: float, R: float, d: int, alpha: float, n: int, methods=CONTEST_METHODS) -> list[dict]:
+    """Every method on one cell, the fixed replicate count, seeded per (cell, method).
+
+    Target: the sample mean (the study's).  Method k draws its data and noise from
+    default_rng([SEED, 7, 1000 eps, R index, d, alpha index, n, k]) (R index in
+    (0.1, 10, 1000)); the true mean is at 0.9 R from the public centre 0.
+    """
+    ia = ALPHAS.index(alpha)
+    iR = (0.1, 10.0, 1000.0).index(R)
+    sig = zipf_sigmas(d, alpha)
+    rho = rho_for(eps, DELTA)
+    reps = contest_reps(n, d)
+    key = [SEED, 7, int(round(1000 * eps)), iR, d, ia, n]
+    mu = true_mean(d, R, np.random.default_rng(key))
+    rows = []
+    for k, method in enumerate(methods):
+        rng = np.random.default_rng(key + [CONTEST_METHODS.index(method)])
+        extra = dict(clipped=float("nan"), threshold=float("nan"))
+        if method.startswith("hly"):
+            T, z = hly_settings(d, R) if method == "hly" else (10, 0.0)
+            err, Cs, clips = np.empty(reps), np.empty(reps), np.empty(reps)
+            for i in range(reps):
+                X = rng.standard_normal((n, d)) * sig + mu
+                est, Cs[i], clips[i] = hly_tuned(X, R, rho, rng, T, z)
+                err[i] = float(np.sum((est - X.mean(axis=0)) ** 2))
+            param, formula = float(T), float("nan")
+            extra = dict(clipped=float(clips.mean() / n), threshold=float(np.median(Cs)))
+        else:
+            base = method[:-2] if method.endswith("_p") else method
+            param, formula = contest_best(base, sig, n, R, rho)
+            clip = None
+            if method.endswith("_p"):
+                clip = best_clip(method, sig, mu, n, R, rho, param, key + [CONTEST_METHODS.index(method)])
+                formula = float("nan")      # the formula leaves out the centre bias
+            pipe = contest_pipeline(method, sig, n, R, rho, param, clip=clip)
+            err = simulate_pipeline(pipe, sig, mu, np.zeros(d), n, reps, rng=rng).sample
+            extra["threshold"] = float(pipe[-1].threshold)
+            extra["clipped"] = 1.0 / n if clip is None else clip
+        rows.append(dict(epsilon=eps, R=R, d=d, alpha=alpha, n=n, method=method, param=param,
+                         reps=reps, mean=float(err.mean()), se=float(err.std(ddof=1) / math.sqrt(reps)),
+                         median=float(np.median(err)), formula=formula, **extra))
+        print("contest", eps, R, d, alpha, n, method, reps, f"{rows[-1]['mean']:.4g}",
+              f"{rows[-1]['se'] / rows[-1]['mean']:.3f}", flush=True)
+    return rows
+
+
+# sigma unknown, the budget share on a fine grid, paired (common random numbers)
+U_SHARES = (0.1, 0.2, 0.3, 0.4, 0.5, 0.55, 0.6, 0.65, 0.7, 0.75, 0.8)
+U_CELLS = ((10, 1.0, 10000), (10, 2.0, 10000), (100, 1.0, 1000), (100, 2.0, 1000), (100, 1.0, 10000))
+U_REPS = 300             # paired replicates per cell (100 where n d > 1e5)
+
+
+def unknown_fine_cell(d: int, alpha: float, n: int, reps: int = U_REPS) -> list[dict]:
+    """Method 6 at every share of U_SHARES and the same hybrid (t = 4) at known sigma.
+
+    Replicate i uses the same data and the same noise stream for every share
+    (default_rng([SEED, 8, d, alpha index, n, i])), so differences between shares are
+    paired; "share" -1 is the known-sigma hybrid with the whole budget on the same data.
+    """
+    R = 10.0
+    sig = zipf_sigmas(d, alpha)
+    rho = rho_for(1.0, DELTA)
+    ia = ALPHAS.index(alpha)
+    errs = np.empty((len(U_SHARES) + 1, reps))
+    for i in range(reps):
+        seed = [SEED, 8, d, ia, n, i]
+        mu = true_mean(d, R, np.random.default_rng(seed))
+        X = np.random.default_rng(seed + [1]).standard_normal((n, d)) * sig + mu
+        xbar = X.mean(axis=0)
+        for j, share in enumerate(U_SHARES):
+            rng = np.random.default_rng(seed + [2])
+            v = private_variances(X, SIGMA_BOUND**2, np.full(V_STEPS, share * rho / V_STEPS), rng=rng, z=0.5)
+            guess = np.sqrt(np.maximum(v.upper, 1e-300))
+            pipe = hybrid_pipeline(guess, n, R, standard_schedule((1.0 - share) * rho, 4))
+            errs[j, i] = float(np.sum((run_pipeline(X, np.zeros(d), pipe, rng=rng) - xbar) ** 2))
+        pipe = hybrid_pipeline(sig, n, R, standard_schedule(rho, 4))
+        errs[-1, i] = float(np.sum((run_pipeline(X, np.zeros(d), pipe, rng=np.random.default_rng(seed + [2]))
+                                    - xbar) ** 2))
+    rows = []
+    for j, share in enumerate(U_SHARES + (-1.0,)):
+        diff = errs[j] - errs[-1]
+        rows.append(dict(d=d, alpha=alpha, n=n, share=share, reps=reps, mean=float(errs[j].mean()),
+                         se=float(errs[j].std(ddof=1) / math.sqrt(reps)),
+                         diff_known=float(diff.mean()), diff_known_se=float(diff.std(ddof=1) / math.sqrt(reps))))
+    # paired differences to the best share (for the "within 2 s.e." statement)
+    k = int(np.argmin(errs[:-1].mean(axis=1)))
+    for j, row in enumerate(rows[:-1]):
+        diff = errs[j] - errs[k]
+        row["diff_best"] = float(diff.mean())
+        row["diff_best_se"] = float(diff.std(ddof=1) / math.sqrt(reps))
+    rows[-1]["diff_best"] = rows[-1]["diff_best_se"] = float("nan")
+    print("unknown_fine", d, alpha, n, "best share", U_SHARES[k], flush=True)
+    return rows
+
+
 def previous(name: str, every: bool = False) -> dict:
     """Rows of an earlier run that met the 5% target (every row if ``every``: for a
     part whose caps did not change), by key.  Resume: such rows would be recomputed
@@ -347,5 +567,32 @@ def main(parts: list[str]) -> None:
         write("unknown_sigma.csv" if "unknown" in parts else "unknown_sigma_large.csv", rows)
 
 
+def main_contest(parts: list[str]) -> None:
+    """The parts of issue 23: "contest", "unknown_fine", and "cell EPS R D ALPHA N"."""
+    import time
+
+    OUT.mkdir(parents=True, exist_ok=True)
+    if parts[0] == "cell":          # one cell, printed (the file is not touched)
+        eps, R, d, alpha, n = float(parts[1]), float(parts[2]), int(parts[3]), float(parts[4]), int(parts[5])
+        for row in contest_cell(eps, R, d, alpha, n):
+            print(row)
+        return
+    if "contest" in parts:
+        rows, start = [], time.time()
+        for cell in CONTEST_CELLS:
+            rows += contest_cell(*cell)
+            write("contest.csv", rows)          # after each cell
+        print(f"contest: {time.time() - start:.0f} s", flush=True)
+    if "unknown_fine" in parts:
+        rows, start = [], time.time()
+        for cell in U_CELLS:
+            rows += unknown_fine_cell(*cell, reps=U_REPS if cell[0] * cell[2] <= 10**5 else 100)
+            write("unknown_fine.csv", rows)
+        print(f"unknown_fine: {time.time() - start:.0f} s", flush=True)
+
+
 if __name__ == "__main__":
+    if sys.argv[1:2] and sys.argv[1] in ("contest", "unknown_fine", "cell"):
+        main_contest(sys.argv[1:])
+        sys.exit(0)
     main(sys.argv[1:] or ["formulas", "simulations", "simulations_huge", "hly", "unknown"])

@@ -139,6 +139,8 @@ VALID: dict[str, tuple[tuple[object, ...], dict[str, object]]] = {
     "privacy.zcdp_delta": call(0.5, 1.0),
     "privacy.zcdp_to_epsilon_delta": call(0.5, 1e-6),
     "privacy.zcdp_epsilon_bound": call(0.5, 1e-6),
+    "privacy.zcdp_epsilon_cks": call(0.5, 1e-6),
+    "privacy.rho_for_cks": call(1.0, 1e-6),
     # pipelines (the private-centre step sequences of the chapter)
     "pipelines.step_rho": call(egmlib.pipelines.coinpress_pipeline(SIG3, 200, 10.0, [0.1, 0.3])[0], 200),
     "pipelines.coinpress_pipeline": call(SIG3, 200, 10.0, [0.1, 0.3]),

@@ -154,3 +154,22 @@ def test_type_errors():
         run_pipeline(np.ones((4, 2)), np.zeros(2), [1, 2], rng=np.random.default_rng(0))
     with pytest.raises(TypeError, match="step must be"):
         step_rho("ball", 10)
+
+
+def test_clip_probability_default_is_one_over_n_and_sets_the_radius():
+    from egmlib.gchi2 import sf
+
+    sig = zipf_sigmas(6, 1.0)
+    rho = rho_for(1.0, 1e-6)
+    for build in (lambda c: two_stage_pipeline(sig, 500, 2.0, rho, share=0.2, clip_probability=c),
+                  lambda c: hybrid_pipeline(sig, 500, 2.0, standard_schedule(rho, 3), clip_probability=c)):
+        default, explicit, wide = build(None), build(1 / 500), build(0.05)
+        assert float(default[-1].threshold) == float(explicit[-1].threshold)
+        # the radius clips a row of the marginal law with the requested probability
+        prev, last = wide[-2], wide[-1]
+        eff = np.sqrt(sig**2 * (1 - 1 / 500) + (prev.noise_sd / prev.scaling) ** 2)
+        p = sf(float(last.threshold) ** 2, (last.scaling * eff) ** 2)
+        assert p == pytest.approx(0.05, rel=1e-6)
+        assert step_rho(last, 500) == pytest.approx(last.rho, rel=1e-12)
+    with pytest.raises(ValueError, match="clip_probability must be in"):
+        hybrid_pipeline(sig, 500, 2.0, [0.1, 0.2], clip_probability=1.0)

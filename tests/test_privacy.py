@@ -27,8 +27,10 @@ from egmlib.privacy import (
     classic_sigma,
     gaussian_delta,
     rho_for,
+    rho_for_cks,
     zcdp_delta,
     zcdp_epsilon_bound,
+    zcdp_epsilon_cks,
     zcdp_to_epsilon_delta,
 )
 
@@ -516,3 +518,60 @@ def test_rho_for_and_inverse(eps, delta):
 def test_accounting_rejects_bad_input(call, match):
     with pytest.raises(ValueError, match=match):
         call()
+
+
+# --------------------------------------------------------------------------- CKS conversion
+
+
+def _cks_mpmath(rho: float, delta: float) -> float:
+    """CKS's epsilon at 50 digits: the stationary point of the bound in alpha (mpmath's
+    findroot on the derivative, from the approximate minimiser), not egmlib's search."""
+    with mp.workdps(50):
+        r, L = mp.mpf(rho), mp.log(1 / mp.mpf(delta))
+
+        def f(a):
+            return a * r + (L + (a - 1) * mp.log(1 - 1 / a) - mp.log(a)) / (a - 1)
+
+        a0 = 1 + mp.sqrt(L / r)
+        a = mp.findroot(lambda x: mp.diff(f, x), a0)
+        assert a > 1
+        # a stationary point of a function that is convex here: a dense grid agrees
+        grid = [a0 * mp.mpf(k) / 200 for k in range(201, 2000, 7)] + [1 + mp.mpf(10) ** (-k) for k in range(1, 8)]
+        assert all(f(x) >= f(a) - mp.mpf(10) ** -30 for x in grid if x > 1)
+        return float(f(a))
+
+
+@pytest.mark.parametrize("rho", [0.001, 0.028, 0.5, 3.0, 200.0])
+@pytest.mark.parametrize("delta", [1e-3, 1e-6, 1e-10])
+def test_cks_conversion_matches_mpmath_and_sits_between_the_others(rho, delta):
+    cks = zcdp_epsilon_cks(rho, delta)
+    assert cks == pytest.approx(_cks_mpmath(rho, delta), rel=1e-9, abs=1e-12)
+    assert zcdp_to_epsilon_delta(rho, delta) <= cks * (1 + 1e-12)
+    assert cks <= zcdp_epsilon_bound(rho, delta)
+
+
+@pytest.mark.parametrize(("eps", "delta"), [(1.0, 1e-6), (0.25, 1e-6), (4.0, 1e-9)])
+def test_rho_for_cks_inverts_and_is_bracketed(eps, delta):
+    rho = rho_for_cks(eps, delta)
+    assert zcdp_epsilon_cks(rho, delta) == pytest.approx(eps, rel=1e-9)
+    L = math.log(1 / delta)
+    assert (math.sqrt(L + eps) - math.sqrt(L)) ** 2 < rho < rho_for(eps, delta)
+
+
+def test_cks_delta_form():
+    """CKS's Proposition in its delta form, at the epsilon found: inf over alpha of
+    exp((alpha-1)(alpha rho - eps)) (1 - 1/alpha)^alpha / (alpha - 1) equals delta."""
+    rho, delta = 0.3, 1e-6
+    eps = zcdp_epsilon_cks(rho, delta)
+    alphas = np.exp(np.linspace(math.log(1.001), math.log(200), 200001))
+    logd = (alphas - 1) * (alphas * rho - eps) + alphas * np.log1p(-1 / alphas) - np.log(alphas - 1)
+    assert math.exp(logd.min()) == pytest.approx(delta, rel=1e-6)
+
+
+def test_cks_bad_input():
+    with pytest.raises(ValueError, match="rho must be in"):
+        zcdp_epsilon_cks(0.0, 1e-6)
+    with pytest.raises(ValueError, match="delta must be in"):
+        zcdp_epsilon_cks(0.5, 1.0)
+    with pytest.raises(ValueError, match="epsilon"):
+        rho_for_cks(-1.0, 1e-6)
