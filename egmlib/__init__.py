@@ -12,8 +12,9 @@ Modules: :mod:`egmlib.privacy` (Gaussian calibration), :mod:`egmlib.gchi2`
 optimal scaling, box clipping, the clipping-probability trade-off, a private centre),
 :mod:`egmlib.coinpress` (CoinPress), :mod:`egmlib.pipelines` (the private-centre
 pipelines the book compares, their simulation and error formula, private variances),
-:mod:`egmlib.hly` (Huang, Liang & Yi's shifted clipped mean).  The zCDP accounting
-is in :mod:`egmlib.privacy`.
+:mod:`egmlib.hly` (Huang, Liang & Yi's shifted clipped mean), :mod:`egmlib.plan`
+(PLAN of Aumüller, Lebeda, Nelson & Pagh: private centre, variances and scaling).
+The zCDP accounting is in :mod:`egmlib.privacy`.
 """
 
 from __future__ import annotations
@@ -33,6 +34,8 @@ from egmlib.mechanisms import (
     gaussian_mechanism,
     plan_gaussian_data,
 )
+from egmlib import plan
+from egmlib.plan import PLANResult, plan_mean
 from egmlib.privacy import analytic_sigma, classic_sigma, gaussian_delta
 from egmlib.scaling import clip_radius, egm_error, egm_scaling, gaussian_data_scaling, noise_error
 from egmlib.zipf import improvement_ratio, zipf_sigmas
@@ -57,4 +60,6 @@ __all__: list[str] = [
     # mechanisms
     "gaussian_mechanism", "elliptical_gaussian_mechanism", "clipped_sum", "gaussian_data_mechanism",
     "EllipticalResult", "GaussianDataResult", "GaussianDataPlan", "plan_gaussian_data",
+    # PLAN
+    "plan", "plan_mean", "PLANResult",
 ]

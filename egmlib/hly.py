@@ -453,6 +453,8 @@ def _core(
     quantile_share: float,
     rounds: int,
     norm_bound: float | None,
+    noise_margin: float = 2.0,
+    count_margin: float = 1.0,
 ) -> tuple[HLYResult, NDArray[np.float64]]:
     """Steps 1-3 on the padded, centred rows Y (n, D), rotated in place.
 
@@ -466,7 +468,8 @@ def _core(
     for start in range(0, n, rows):
         Y[start:start + rows] -= shift
     u = 2.0 * (1.0 + math.sqrt(D)) * radius if norm_bound is None else float(norm_bound)
-    m = n - 2.0 * math.sqrt(D / (2.0 * r2)) - math.sqrt(rounds / (2.0 * r1))
+    m = (n - noise_margin * math.sqrt(D / (2.0 * r2))
+         - count_margin * math.sqrt(rounds / (2.0 * r1)))
     m = float(int(m))                              # the authors' int(...)
     C = float(private_quantiles(Y, m, 0.0, u, r1, rounds, rng=rng, norms=True)[0])
     mean, clipped = clipped_mean(Y, C)
@@ -513,6 +516,8 @@ def hly_mean(
     quantile_share: float = _QUANTILE_SHARE,
     rounds: int = _ROUNDS,
     norm_bound: float | None = None,
+    noise_margin: float = 2.0,
+    count_margin: float = 1.0,
 ) -> HLYResult:
     """Huang, Liang & Yi's shifted clipped mean of the rows of ``X``, ``rho``-zCDP.
 
@@ -535,10 +540,30 @@ def hly_mean(
         Binary-search rounds ``T`` (default 10, the authors').
     norm_bound : float, optional
         Upper end of the norm search; default ``2 (1 + sqrt(D)) R``.
+    noise_margin, count_margin : float, optional
+        The rank of the norm quantile is
+        ``m = n - noise_margin sqrt(D / (2 rho_2)) - count_margin sqrt(T / (2 rho_1))``
+        (both ``>= 0``): ``noise_margin`` counts standard deviations of the norm of
+        the mean's noise (times ``n / (2C)``), ``count_margin`` standard deviations of
+        one round's count noise.  Defaults 2 and 1 are Huang, Liang & Yi's code; a
+        larger ``count_margin`` (the "rank margin") clips fewer rows when the noisy
+        counts push the search to low ranks.
 
     Returns
     -------
     HLYResult
+
+    Notes
+    -----
+    The "Instance optimal" (IOME) baseline of the PLAN authors
+    (``quantile_binary_search/method.py``, ``random_rotation_mean`` and
+    ``clipped_mean``, as called in their ``simulations/baseline_comparison.py``) is
+    this function with ``center = 0``, ``radius = U / sqrt(d)`` for the universe
+    ``(-U, U)`` (their search interval of the rotated coordinates),
+    ``norm_bound = U``, ``rounds = 20``, ``quantile_share = 0.01`` (their
+    ``p1 = 0.01 p``), ``noise_margin = 4`` and ``count_margin = 2`` (their
+    ``m = n - 4 sqrt(d / (2 p2)) - 2 sqrt(T / (2 p1))``); ``d`` is a power of two
+    there, so nothing is padded.  Only the random source differs.
 
     Raises
     ------
@@ -560,13 +585,15 @@ def hly_mean(
     if c.shape != (d,):
         raise ValueError(f"center must have shape ({d},) to match X, got {c.shape}")
     r, cs, qs, T, R = _check_params(rho, center_share, quantile_share, rounds, norm_bound, radius)
+    nm = check_real("noise_margin", noise_margin, low=0.0)
+    cm = check_real("count_margin", count_margin, low=0.0)
     check_rng("rng", rng)
     D = padded_dimension(d)
     u = _norm_bound(norm_bound, R, D)
     Y = np.zeros((n, D))
     Y[:, :d] = data
     Y[:, :d] -= c
-    res, _ = _core(Y, d, R, r, rng, cs, qs, T, u)
+    res, _ = _core(Y, d, R, r, rng, cs, qs, T, u, nm, cm)
     return HLYResult(res.mean + c, res.shift, res.threshold, res.rank, res.noise_sd, res.clipped, res.signs)
 
 
@@ -583,11 +610,14 @@ class HLYErrors:
         threshold (the rest is the clipping error).
     clipped : numpy.ndarray
         Rows clipped per replicate.
+    threshold : numpy.ndarray
+        The private clipping threshold ``C`` per replicate.
     """
 
     sample: NDArray[np.float64]
     noise: NDArray[np.float64]
     clipped: NDArray[np.int64]
+    threshold: NDArray[np.float64] | None = None
 
 
 @overflow_guard
@@ -601,8 +631,14 @@ def simulate_hly(
     rho: float,
     *,
     rng: np.random.Generator,
+    center_share: float = _CENTER_SHARE,
+    quantile_share: float = _QUANTILE_SHARE,
+    rounds: int = _ROUNDS,
+    norm_bound: float | None = None,
+    noise_margin: float = 2.0,
+    count_margin: float = 1.0,
 ) -> HLYErrors:
-    """:func:`hly_mean` (default parameters) on ``reps`` simulated data sets ``N(mu, diag sigma^2)``.
+    """:func:`hly_mean` on ``reps`` simulated data sets ``N(mu, diag sigma^2)``.
 
     One data set at a time, drawn directly into the padded array (``n x D`` float64).
 
@@ -624,12 +660,14 @@ def simulate_hly(
         zCDP budget ``> 0`` of one run.
     rng : numpy.random.Generator
         Source of data and noise (keyword-only).
+    center_share, quantile_share, rounds, norm_bound, noise_margin, count_margin
+        As in :func:`hly_mean` (same defaults).
 
     Returns
     -------
     HLYErrors
         Per data set: the squared error against the sample mean, the expected squared
-        noise given the threshold, and the number of clipped rows.
+        noise given the threshold, the number of clipped rows and the threshold.
 
     Examples
     --------
@@ -648,11 +686,14 @@ def simulate_hly(
         raise ValueError(f"center must have shape ({d},) to match sigmas, got {c.shape}")
     nn = _count("n", n, 2)
     rr = _count("reps", reps)
-    r, cs, qs, T, R = _check_params(rho, _CENTER_SHARE, _QUANTILE_SHARE, _ROUNDS, None, radius)
+    r, cs, qs, T, R = _check_params(rho, center_share, quantile_share, rounds, norm_bound, radius)
+    nm = check_real("noise_margin", noise_margin, low=0.0)
+    cm = check_real("count_margin", count_margin, low=0.0)
     check_rng("rng", rng)
     D = padded_dimension(d)
-    u = _norm_bound(None, R, D)
+    u = _norm_bound(norm_bound, R, D)
     sample, noise, clipped = np.empty(rr), np.empty(rr), np.empty(rr, dtype=np.int64)
+    thresholds = np.empty(rr)
     shift = m - c
     for k in range(rr):
         Y = np.zeros((nn, D))
@@ -660,9 +701,10 @@ def simulate_hly(
         Y[:, :d] *= sig
         Y[:, :d] += shift
         xbar = Y[:, :d].mean(axis=0)
-        res, _ = _core(Y, d, R, r, rng, cs, qs, T, u)
+        res, _ = _core(Y, d, R, r, rng, cs, qs, T, u, nm, cm)
+        thresholds[k] = res.threshold
         sample[k] = float(np.sum((res.mean - xbar) ** 2))
         noise[k] = d * res.noise_sd**2
         clipped[k] = res.clipped
         del Y
-    return HLYErrors(sample, noise, clipped)
+    return HLYErrors(sample, noise, clipped, thresholds)

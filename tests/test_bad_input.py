@@ -163,6 +163,9 @@ VALID: dict[str, tuple[tuple[object, ...], dict[str, object]]] = {
     "hly.clipped_mean": call(np.ones((5, 4)), 1.0),
     "hly.hly_mean": call(X3, [0.0, 0.0, 0.0], 10.0, 0.5, rng=np.random.default_rng(1)),
     "hly.simulate_hly": call(SIG3, [0.0, 0.0, 0.0], [0.5, 0.0, 0.0], 200, 3, 10.0, 0.5, rng=np.random.default_rng(1)),
+    # plan (PLAN, Aumüller, Lebeda, Nelson & Pagh)
+    "plan.exponential_quantiles": call(X3, 0.5, -10.0, 10.0, 0.5, rng=np.random.default_rng(1)),
+    "plan.plan_mean": call(X3, 0.5, (-10.0, 10.0), rng=np.random.default_rng(1)),
     # zipf
     "zipf.zipf_sigmas": call(5, 1.0),
     "zipf.improvement_ratio": call(5, 1.0, 1000.0),
@@ -178,6 +181,7 @@ NOT_FUNCTIONS = {
     "coinpress.CoinPressSchedule",
     "pipelines.Step", "pipelines.PipelineErrors", "pipelines.VarianceEstimate",
     "hly.HLYResult", "hly.HLYErrors",
+    "plan.PLANResult",
 }
 
 

@@ -89,6 +89,31 @@ def test_agrees_with_a_literal_reference_implementation(d, n):
     assert np.allclose(got, want, rtol=0, atol=1e-9)
 
 
+def test_iome_settings_of_the_plan_authors():
+    """Their random_rotation_mean: T = 20, p1 = 0.01 p, m = n - 4 sqrt(d/(2 p2)) - 2 sqrt(T/(2 p1))."""
+    n, d, rho = 3000, 16, 0.5
+    X = np.random.default_rng(1).standard_normal((n, d))
+    res = hly_mean(X, np.zeros(d), 25.0, rho, rng=np.random.default_rng(2), rounds=20,
+                   quantile_share=0.01, norm_bound=100.0, noise_margin=4.0, count_margin=2.0)
+    p = 0.75 * rho
+    assert res.rank == int(n - 4 * math.sqrt(d / (2 * 0.99 * p)) - 2 * math.sqrt(20 / (2 * 0.01 * p)))
+    assert 0 < res.threshold < 100.0
+    default = hly_mean(X, np.zeros(d), 25.0, rho, rng=np.random.default_rng(2))
+    p1, p2 = 0.25 * p, 0.75 * p
+    assert default.rank == int(n - 2 * math.sqrt(d / (2 * p2)) - math.sqrt(10 / (2 * p1)))
+
+
+def test_rank_margin_lowers_the_rank_and_simulate_reports_the_threshold():
+    X = np.random.default_rng(1).standard_normal((2000, 4))
+    a = hly_mean(X, np.zeros(4), 5.0, 0.5, rng=np.random.default_rng(2))
+    b = hly_mean(X, np.zeros(4), 5.0, 0.5, rng=np.random.default_rng(2), count_margin=3.0)
+    sd = math.sqrt(10 / (2 * 0.25 * 0.75 * 0.5))
+    assert abs((a.rank - b.rank) - 2 * sd) <= 1
+    e = simulate_hly(np.ones(4), np.ones(4), np.zeros(4), 500, 3, 5.0, 0.5,
+                     rng=np.random.default_rng(4), rounds=20, count_margin=3.0)
+    assert e.threshold.shape == (3,) and np.all(e.threshold > 0)
+
+
 # --------------------------------------------------------------------------- privacy
 def test_budgets_add_up_to_rho():
     rc, r1, r2 = _budgets(0.37, 0.25, 0.25)
@@ -197,6 +222,8 @@ GOOD = dict(X=np.ones((10, 3)), center=np.zeros(3), radius=1.0, rho=0.5)
     (dict(rounds=2.5), TypeError),
     (dict(rounds=True), TypeError),
     (dict(norm_bound=-1.0), ValueError),
+    (dict(noise_margin=-1.0), ValueError),
+    (dict(count_margin=float("nan")), ValueError),
 ])
 def test_hly_mean_rejects_bad_input(change, exc):
     kwargs = {**GOOD, **change}

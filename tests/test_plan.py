@@ -1,0 +1,354 @@
+"""Tests of egmlib.plan (PLAN, Aumüller, Lebeda, Nelson & Pagh 2024): a literal
+reference implementation, the exponential mechanism's law and privacy, the
+sensitivity of every step that touches the data (adversarial neighbours), the
+budget, PLAN-NOSCALE, a published setting, bad input and determinism."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from scipy.special import logsumexp
+from scipy.stats import chi2
+
+from egmlib.hly import hly_mean
+from egmlib.plan import (
+    _clip_rows,
+    _copies,
+    _pair_values,
+    exponential_quantiles,
+    plan_mean,
+)
+
+
+# --------------------------------------------------------------------------- reference
+def _em_one(values, q, lo, hi, eps, sens, g, u):
+    """Kaplan et al.'s _single_quantile for one column, with given Gumbel and uniform draws."""
+    z = np.concatenate(([lo], np.sort(np.clip(values, lo, hi)), [hi]))
+    m = len(values)
+    lengths = [max(z[i + 1] - z[i], 1e-30) for i in range(m + 1)]
+    best, arg = -np.inf, 0
+    for i in range(m + 1):
+        s = math.log(lengths[i]) + eps / (2 * sens) * -abs(i - q * m) + g[i]
+        if s > best:
+            best, arg = s, i
+    return z[arg] + (z[arg + 1] - z[arg]) * u
+
+
+def _reference(X, rho, universe, rng, published, scaled=True):
+    """The authors' plan / plan_noscale, step by step, one column at a time."""
+    n, d = X.shape
+    lo, hi = universe
+    rows3 = np.clip(np.concatenate([X + 0.1, X, X - 0.1]), lo, hi)
+    m3 = 3 * n
+    per = 0.25 * rho / d
+    cshare = 0.25 if scaled else 1.0
+    if published:
+        eps_c, sens = math.sqrt(8 * per * cshare / 3), 0.5
+    else:
+        eps_c, sens = math.sqrt(8 * per * cshare), 3.0
+    g = rng.gumbel(size=(m3 + 1, d))
+    u = rng.random(d)
+    center = np.array([_em_one(rows3[:, j], 0.5, lo, hi, eps_c, sens, g[:, j], u[j])
+                       for j in range(d)])
+    var = np.zeros(d)
+    if scaled:
+        perm = rng.permutation(m3)
+        sh = rows3[perm]
+        pairs = np.array([0.5 * (x - y) ** 2 for x, y in zip(sh[::2], sh[1::2])])
+        top = 0.5 * (hi - lo) ** 2
+        eps_v = math.sqrt(8 * per * 0.75 / (3 if published else 1))
+        g = rng.gumbel(size=(len(pairs) + 1, d))
+        u = rng.random(d)
+        var = np.array([_em_one(pairs[:, j], 0.5, 0.0, top, eps_v, sens, g[:, j], u[j])
+                        for j in range(d)]) / (7 / 9) ** 3
+    std = np.maximum(np.sqrt(var), 1e-30)
+    delta = 2 * std
+    delta += np.linalg.norm(delta, ord=1) / d
+    B = 1 / np.sqrt(delta)
+    Y = (X - center) * B
+    rest = 0.75 * rho
+    rk = 0.25 * rest
+    norms = np.linalg.norm(Y, axis=1)
+    upper = math.sqrt(math.log(d) * math.log(10) * np.linalg.norm(std, ord=1))
+    T = math.log(hi - lo)
+    k = (math.sqrt(n) + math.sqrt(T / 2 * math.log(T / 0.1) / rk)) / n
+    s = max(1 - k, k) if published else 1.0
+    g = rng.gumbel(size=(n + 1, 1))
+    u = rng.random(1)
+    C = _em_one(norms, 1 - k, 0.0, upper, math.sqrt(8 * rk), s, g[:, 0], u[0])
+    clipped = np.array([row * min(C / v, 1.0) for row, v in zip(Y, norms)])
+    noise = rng.standard_normal(d) * math.sqrt(2 * C**2 / (rest - rk)) / n
+    return (clipped.mean(axis=0) + noise) / B + center
+
+
+@pytest.mark.parametrize("published", [True, False])
+@pytest.mark.parametrize("scaled", [True, False])
+@pytest.mark.parametrize("n, d", [(60, 3), (201, 5)])
+def test_agrees_with_a_literal_reference_implementation(n, d, scaled, published):
+    X = np.random.default_rng(3).normal(2.0, [1.0, 3.0, 0.5, 2.0, 0.1][:d], (n, d))
+    acc = "published" if published else "zcdp"
+    got = plan_mean(X, 0.7, (-30.0, 30.0), rng=np.random.default_rng(8), scaled=scaled,
+                    accounting=acc).mean
+    want = _reference(X, 0.7, (-30.0, 30.0), np.random.default_rng(8), published, scaled)
+    assert np.allclose(got, want, rtol=1e-12, atol=1e-12)
+
+
+# --------------------------------------------------------------------------- the mechanism
+def _log_density(values, q, lo, hi, eps, sens, v):
+    """Exact log density of the exponential-mechanism output at the points v."""
+    z = np.concatenate(([lo], np.sort(np.clip(values, lo, hi)), [hi]))
+    m = len(values)
+    util = -np.abs(np.arange(m + 1) - q * m) * eps / (2 * sens)
+    lengths = np.maximum(np.diff(z), 1e-30)
+    log_norm = logsumexp(np.log(lengths) + util)
+    rank = np.searchsorted(z[1:-1], v, side="right")   # interval index of each v
+    return util[rank] - log_norm
+
+
+def test_exponential_quantile_has_the_stated_law():
+    rng = np.random.default_rng(4)
+    vals = rng.normal(0.0, 1.0, 40)
+    rho, reps = 0.05, 20000
+    Y = np.repeat(vals[:, None], reps, axis=1)
+    out = exponential_quantiles(Y, 0.3, -4.0, 4.0, rho, rng=rng, sensitivity=1.0)
+    z = np.concatenate(([-4.0], np.sort(vals), [4.0]))
+    counts = np.bincount(np.searchsorted(z[1:-1], out, side="right"), minlength=41)
+    util = -np.abs(np.arange(41) - 0.3 * 40) * math.sqrt(8 * rho) / 2
+    p = np.diff(z) * np.exp(util)
+    p /= p.sum()
+    keep = p * reps > 5
+    stat = np.sum((counts[keep] - reps * p[keep]) ** 2 / (reps * p[keep]))
+    assert chi2.sf(stat, keep.sum() - 1) > 1e-4
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_exponential_mechanism_privacy_on_the_copies(seed):
+    """One row of X is three of the shifted copies: with sensitivity 3 (the default
+    accounting) the log density of every output moves by at most epsilon between
+    neighbours, here adversarial ones (a row sent to either end of the universe)."""
+    rng = np.random.default_rng(seed)
+    n, lo, hi, eps = 40, -10.0, 10.0, 0.9
+    X = rng.normal(0.0, 1.0, (n, 1))
+    v = np.linspace(lo, hi, 4001)
+    worst = 0.0
+    for repl in (lo, hi, 0.0, 1e6, -1e6):
+        A, B = X.copy(), X.copy()
+        A[0], B[0] = repl, -repl if repl else hi
+        for q in (0.5, 0.1):
+            la = _log_density(_copies(A, 0.1, lo, hi)[:, 0], q, lo, hi, eps, 3.0, v)
+            lb = _log_density(_copies(B, 0.1, lo, hi)[:, 0], q, lo, hi, eps, 3.0, v)
+            worst = max(worst, float(np.max(np.abs(la - lb))))
+    assert worst <= eps + 1e-9
+    # the authors' sensitivity 1/2 would allow 6 times more
+    assert worst > eps / 6
+
+
+# --------------------------------------------------------------------------- sensitivity
+def _rank_change(a, b, grid):
+    ca = np.array([[np.count_nonzero(a[:, j] <= t) for t in grid] for j in range(a.shape[1])])
+    cb = np.array([[np.count_nonzero(b[:, j] <= t) for t in grid] for j in range(b.shape[1])])
+    return int(np.max(np.abs(ca - cb)))
+
+
+def _neighbours(rng, n, d, lo, hi):
+    X = rng.normal(0.0, 1.0, (n, d))
+    out = []
+    for k, repl in enumerate([hi, lo, 1e9, -1e9, 0.0]):
+        Z = X.copy()
+        Z[k] = repl
+        out.append((X, Z))
+    A, B = X.copy(), X.copy()                 # one row at both ends of the universe
+    A[7], B[7] = lo, hi
+    out.append((A, B))
+    return out
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_centre_counts_move_by_at_most_three(seed):
+    rng = np.random.default_rng(seed)
+    lo, hi = -5.0, 5.0
+    grid = np.linspace(-6, 6, 241)
+    worst = 0
+    for A, B in _neighbours(rng, 50, 3, lo, hi):
+        worst = max(worst, _rank_change(_copies(A, 0.1, lo, hi), _copies(B, 0.1, lo, hi), grid))
+    assert worst == 3                              # attained, never exceeded
+
+
+@pytest.mark.parametrize("k", [1, 2, 3])
+def test_pair_value_counts_move_by_at_most_three(k):
+    rng = np.random.default_rng(k)
+    lo, hi = -5.0, 5.0
+    n = 51
+    perm = rng.permutation(3 * n)
+    grid = np.concatenate([[0.0], np.geomspace(1e-4, 60.0, 300)])
+    worst = 0
+    for A, B in _neighbours(rng, n, 2, lo, hi):
+        pa = _pair_values(_copies(A, 0.1, lo, hi), perm, k)
+        pb = _pair_values(_copies(B, 0.1, lo, hi), perm, k)
+        worst = max(worst, _rank_change(pa, pb, grid))
+    assert 1 <= worst <= 3
+
+
+def test_norm_counts_and_clipped_mean_sensitivity():
+    rng = np.random.default_rng(5)
+    n, d, C = 40, 4, 1.5
+    center, scaling = rng.normal(size=d), rng.uniform(0.2, 2.0, d)
+    grid = np.linspace(0, 10, 201)
+    worst_rank, worst_move = 0, 0.0
+    for A, B in _neighbours(rng, n, d, -10.0, 10.0):
+        ya, yb = (A - center) * scaling, (B - center) * scaling
+        na = np.linalg.norm(ya, axis=1)[:, None]
+        nb = np.linalg.norm(yb, axis=1)[:, None]
+        worst_rank = max(worst_rank, _rank_change(na, nb, grid))
+        ma = _clip_rows(ya.copy(), C)[0].mean(axis=0)
+        mb = _clip_rows(yb.copy(), C)[0].mean(axis=0)
+        worst_move = max(worst_move, float(np.linalg.norm(ma - mb)) / (2 * C / n))
+    assert worst_rank == 1
+    assert worst_move <= 1 + 1e-12
+    u = np.ones(d) / 2                                  # attained by opposite far points
+    A, B = np.zeros((n, d)), np.zeros((n, d))
+    A[0], B[0] = 1e6 * u, -1e6 * u
+    move = np.linalg.norm(_clip_rows(A, C)[0].mean(0) - _clip_rows(B, C)[0].mean(0))
+    assert math.isclose(move / (2 * C / n), 1.0, rel_tol=1e-12)
+
+
+def test_noise_of_the_mean_matches_the_budget():
+    X = np.random.default_rng(0).normal(size=(500, 3))
+    res = plan_mean(X, 0.8, (-10.0, 10.0), rng=np.random.default_rng(1))
+    rho_m = 0.75 * 0.8 * 0.75
+    # Gaussian mechanism: (2C/n)^2 / (2 sd^2) = rho_m
+    assert math.isclose((2 * res.radius / 500) ** 2 / (2 * res.noise_sd**2), rho_m, rel_tol=1e-12)
+
+
+@pytest.mark.parametrize("scaled", [True, False])
+def test_budget_spent(scaled):
+    X = np.random.default_rng(0).normal(size=(300, 4))
+    a = plan_mean(X, 0.6, (-10.0, 10.0), rng=np.random.default_rng(1), scaled=scaled)
+    assert math.isclose(a.rho_spent, 0.6, rel_tol=1e-12)
+    b = plan_mean(X, 0.6, (-10.0, 10.0), rng=np.random.default_rng(1), scaled=scaled,
+                  accounting="published")
+    rk = 0.25 * 0.75 * 0.6
+    want = 12 * 0.25 * 0.6 + rk / max(b.quantile, 1 - b.quantile) ** 2 + 0.75 * 0.75 * 0.6
+    assert math.isclose(b.rho_spent, want, rel_tol=1e-12)
+    c = plan_mean(X, 0.6, (-10.0, 10.0), rng=np.random.default_rng(1), scaled=scaled,
+                  accounting="published", shift=0.0)
+    want = 4 * 0.25 * 0.6 + rk / max(c.quantile, 1 - c.quantile) ** 2 + 0.75 * 0.75 * 0.6
+    assert math.isclose(c.rho_spent, want, rel_tol=1e-12)
+
+
+# --------------------------------------------------------------------------- behaviour
+def test_noscale_is_the_private_centre():
+    X = np.random.default_rng(2).normal(10.0, 3.0, (2000, 8))
+    res = plan_mean(X, 1.0, (-100.0, 100.0), rng=np.random.default_rng(3), scaled=False)
+    assert res.clipped == 2000
+    assert np.all(res.variances == 0)
+    assert np.allclose(res.mean, res.center, rtol=1e-20, atol=1e-20)
+
+
+def test_variances_are_estimated():
+    sig = np.array([5.0, 2.0, 1.0, 0.5, 0.2])
+    X = np.random.default_rng(6).normal(0.0, sig, (40000, 5))
+    res = plan_mean(X, 2.0, (-50.0, 50.0), rng=np.random.default_rng(7))
+    # the median of chi^2_1 / 1 is 0.455, Wilson-Hilferty's (7/9)^3 = 0.4705: 3% high;
+    # pairs of copies shifted by s1 - s2 in {0, +-0.1, +-0.2} add (2/3) 0.1^2 on average
+    want = np.sqrt((sig**2 + 2 / 3 * 0.01) * chi2.median(1) / (7 / 9) ** 3)
+    ratio = np.sqrt(res.variances) / want
+    assert np.all(np.abs(ratio - 1) < 0.03), ratio
+
+
+def _published(alg, d, rho):
+    """Mean error and its s.e. over the authors' 50 runs (gaussianA, n = 4000)."""
+    import csv
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[1] / "data" / "plan_reproduction" / "published.csv"
+    with path.open() as f:
+        for row in csv.DictReader(f):
+            if (row["experiment"], row["algorithm"], int(row["d"]), float(row["rho"])) == (
+                    "gaussianA", alg, d, rho):
+                return float(row["mean_error"]), float(row["se"])
+    raise KeyError((alg, d, rho))
+
+
+@pytest.mark.parametrize("alg", ["PLAN", "PLAN-NOSCALE", "Instance optimal"])
+def test_a_published_setting_is_reproduced(alg):
+    """gaussianA, d = 32, rho = 1/8 (n = 4000): 30 runs against the authors' 50."""
+    d, rho, n, U = 32, 0.125, 4000, 25 * math.sqrt(32)
+    rng = np.random.default_rng(23)
+    errs = []
+    for _ in range(30):
+        X = rng.standard_normal((n, d))
+        if alg == "Instance optimal":
+            est = hly_mean(X, np.zeros(d), U / math.sqrt(d), rho, rng=rng, rounds=20,
+                           quantile_share=0.01, norm_bound=U, noise_margin=4.0,
+                           count_margin=2.0).mean
+        else:
+            est = plan_mean(X, rho, (-U, U), rng=rng, scaled=alg == "PLAN",
+                            accounting="published").mean
+        errs.append(np.linalg.norm(est))
+    m, se = _published(alg, d, rho)
+    z = (np.mean(errs) - m) / math.hypot(np.std(errs, ddof=1) / math.sqrt(30), se)
+    assert abs(z) < 3.5, (np.mean(errs), m, z)
+
+
+def test_deterministic_given_the_generator():
+    X = np.random.default_rng(0).normal(size=(300, 4))
+    a = plan_mean(X, 0.5, (-10, 10), rng=np.random.default_rng(1))
+    b = plan_mean(X, 0.5, (-10, 10), rng=np.random.default_rng(1))
+    c = plan_mean(X, 0.5, (-10, 10), rng=np.random.default_rng(2))
+    assert np.array_equal(a.mean, b.mean) and a.radius == b.radius
+    assert not np.array_equal(a.mean, c.mean)
+
+
+# --------------------------------------------------------------------------- bad input
+GOOD = dict(X=np.ones((10, 3)), rho=0.5, universe=(-1.0, 1.0))
+
+
+@pytest.mark.parametrize("change, exc, name", [
+    (dict(X=np.ones(10)), ValueError, "X"),
+    (dict(X=np.ones((1, 3))), ValueError, "X"),
+    (dict(X=np.array([[np.nan, 1, 1]] * 3)), ValueError, "X"),
+    (dict(X="abc"), TypeError, "X"),
+    (dict(rho=0.0), ValueError, "rho"),
+    (dict(rho=float("inf")), ValueError, "rho"),
+    (dict(universe=(1.0, -1.0)), ValueError, "universe"),
+    (dict(universe=(1.0, 2.0, 3.0)), ValueError, "universe"),
+    (dict(universe=(-1e200, 1e200)), ValueError, "universe"),
+    (dict(universe="ab"), TypeError, "universe"),
+    (dict(accounting="pure"), ValueError, "accounting"),
+    (dict(prep_share=1.0), ValueError, "prep_share"),
+    (dict(center_share=0.0), ValueError, "center_share"),
+    (dict(radius_share=-0.1), ValueError, "radius_share"),
+    (dict(k_groups=0), ValueError, "k_groups"),
+    (dict(k_groups=1.5), TypeError, "k_groups"),
+    (dict(clip_sds=0.0), ValueError, "clip_sds"),
+    (dict(shift=-0.1), ValueError, "shift"),
+    (dict(beta=1.0), ValueError, "beta"),
+    (dict(scaled=1), TypeError, "scaled"),
+])
+def test_plan_mean_rejects_bad_input(change, exc, name):
+    kwargs = {**GOOD, **change}
+    with pytest.raises(exc, match=name):
+        plan_mean(kwargs.pop("X"), rng=np.random.default_rng(0), **kwargs)
+
+
+@pytest.mark.parametrize("rng", [None, 0, np.random.RandomState(0)])
+def test_rng_must_be_a_generator(rng):
+    with pytest.raises(TypeError, match="rng"):
+        plan_mean(np.ones((10, 3)), 0.5, (-1, 1), rng=rng)
+    with pytest.raises(TypeError, match="rng"):
+        exponential_quantiles(np.ones(5), 0.5, -1, 1, 0.5, rng=rng)
+
+
+def test_exponential_quantiles_rejects_bad_input():
+    rng = np.random.default_rng(0)
+    with pytest.raises(ValueError, match="q"):
+        exponential_quantiles(np.ones(5), 1.5, -1, 1, 0.5, rng=rng)
+    with pytest.raises(ValueError, match="low"):
+        exponential_quantiles(np.ones(5), 0.5, 1, -1, 0.5, rng=rng)
+    with pytest.raises(ValueError, match="sensitivity"):
+        exponential_quantiles(np.ones(5), 0.5, -1, 1, 0.5, rng=rng, sensitivity=0.0)
+    with pytest.raises(ValueError, match="Y"):
+        exponential_quantiles(np.ones((2, 2, 2)), 0.5, -1, 1, 0.5, rng=rng)
