@@ -43,7 +43,7 @@ the ``3n`` shifted rows, so it moves the rank of any value in a coordinate by at
 3, in the ``3n`` values of step 1 and in the pair values of step 2 alike (each of the
 three rows is in one pair).  The exponential mechanism with utility sensitivity
 ``Delta_u`` and weights ``exp(epsilon u / (2 Delta_u))`` is ``epsilon``-DP and, being
-``epsilon``-bounded-range, ``epsilon^2/8``-zCDP (Cesar & Rothblum 2021); each median
+``epsilon``-bounded-range, ``epsilon^2/8``-zCDP (Cesar & Rogers 2021); each median
 uses ``epsilon = sqrt(8 rho_j)`` with ``Delta_u = 3`` (1 without the shifted copies),
 so it is ``rho_j``-zCDP, and the ``d`` coordinates compose to ``d rho_j``.  The norm
 quantile of step 3 has ``Delta_u = 1`` (given the released centre and variances, one
@@ -132,7 +132,7 @@ def exponential_quantiles(
     -----
     The draw is ``epsilon``-DP when ``sensitivity`` bounds the change of ``u`` and,
     being ``epsilon``-bounded-range, ``epsilon^2 / 8 = rho``-zCDP
-    (Cesar & Rothblum 2021).  The sampling uses the Gumbel-max trick.
+    (Cesar & Rogers 2021).  The sampling uses the Gumbel-max trick.
 
     Examples
     --------
@@ -409,7 +409,8 @@ def plan_mean(
             rb, sens = budget / copies, max(q, 1.0 - q)
         else:
             rb, sens = budget, float(copies)
-        return _em_quantiles(values, q, low, high, rb, sens, rng), (copies / sens) ** 2 * rb
+        out = exponential_quantiles(values, q, low, high, rb, rng=rng, sensitivity=sens)
+        return out, (copies / sens) ** 2 * rb
 
     # step 1: the centre, per coordinate, on the shifted copies
     center = np.empty(d)
@@ -448,12 +449,9 @@ def plan_mean(
     kk = (math.sqrt(n) + math.sqrt(T / 2.0 * math.log(T / b) / rho_c)) / n
     q = max(1.0 - kk, 0.0)
     upper = math.sqrt(max(math.log(d), math.log(2.0)) * math.log(1.0 / b) * float(np.sum(std)))
-    if published:
-        C = float(_em_quantiles(norms[:, None], q, 0.0, upper, rho_c, max(q, 1.0 - q), rng)[0])
-        spent += rho_c / max(q, 1.0 - q) ** 2
-    else:
-        C = float(_em_quantiles(norms[:, None], q, 0.0, upper, rho_c, 1.0, rng)[0])
-        spent += rho_c
+    sens = max(q, 1.0 - q) if published else 1.0
+    C = float(exponential_quantiles(norms, q, 0.0, upper, rho_c, rng=rng, sensitivity=sens)[0])
+    spent += rho_c / sens**2
 
     # step 4: clipped mean, Gaussian noise, back to the data's coordinates
     Y, clipped = _clip_rows(Y, C)
