@@ -28,11 +28,21 @@ Run: .venv/bin/python scripts/state_of_the_art.py [formulas] [simulations] [simu
 recomputed identically) and only the others are computed.
 Every random draw comes from numpy.random.default_rng([SEED, ...cell indices...]), so any
 row can be recomputed alone (the chapter does so for some rows).
+
+Issue 23 (replicate counts fixed before the run; see the comments at CONTEST_METHODS):
+.venv/bin/python scripts/state_of_the_art.py unknown_fine arena_a contest contest_plan [resume]
+writes unknown_fine.csv, arena_a.csv (+ arena_a_runs.csv), contest.csv and
+contest_plan.csv, printing each part's run time.  Measured on the shared 2-core machine
+(one process, about a quarter of a core on average): unknown_fine 312 s, arena_a 372 s,
+contest 501 s for its last six cells (the first five in an earlier run), wall clock.
+One contest cell alone, printed:
+.venv/bin/python scripts/state_of_the_art.py cell EPS R D ALPHA N
 """
 
 from __future__ import annotations
 
 import csv
+import importlib.util
 import math
 import sys
 from pathlib import Path
@@ -49,8 +59,9 @@ from egmlib.pipelines import (
     standard_schedule,
     two_stage_pipeline,
 )
+from egmlib.plan import plan_mean
 from egmlib.privacy import rho_for
-from egmlib.hly import (clipped_mean, padded_dimension, private_quantiles, random_signs, rotate, rotate_back,
+from egmlib.hly import (clipped_mean, hly_mean, padded_dimension, private_quantiles, random_signs, rotate, rotate_back,
                         simulate_hly)
 from egmlib.zipf import zipf_sigmas
 
@@ -261,20 +272,20 @@ def unknown_sigma_cell(d: int, alpha: float, n: int, share: float) -> dict:
 # of simulations.csv: the largest relative standard deviation of one replicate there is
 # 1.44, so 1000 replicates give a relative s.e. below 4.6%, 400 below 7.2% and 200
 # below 10.2%; 1000 where n d <= 1e4, 400 where n d <= 1e5, 200 above), never from the
-# running estimate: the mean is then unbiased.  Run time: see the last line the part
-# prints ("contest: ... s"); about 25 minutes of one core.
+# running estimate: the mean is then unbiased.  (The cells and counts were cut to the
+# CPU budget before the cells they affect were run.)  Run time: the part prints it
+# ("contest: ... s"); a few minutes of one idle core.
 CONTEST_METHODS = ("plain", "alg3", "coinpress", "hybrid", "hybrid_opt",
                    "plain_p", "alg3_p", "hybrid_p", "hly", "hly_old")
 CONTEST_CELLS = (                                   # (epsilon, R, d, alpha, n)
     (1.0, 10.0, 10, 0.1, 1000), (1.0, 10.0, 10, 1.0, 1000), (1.0, 10.0, 10, 2.0, 1000),
     (1.0, 10.0, 10, 0.1, 10000), (1.0, 10.0, 10, 0.5, 10000), (1.0, 10.0, 10, 1.0, 10000),
-    (1.0, 10.0, 10, 2.0, 10000),
-    (1.0, 10.0, 100, 0.1, 1000), (1.0, 10.0, 100, 1.0, 1000), (1.0, 10.0, 100, 2.0, 1000),
-    (1.0, 0.1, 10, 1.0, 10000), (1.0, 0.1, 100, 1.0, 1000),
-    (1.0, 1000.0, 10, 1.0, 10000), (1.0, 1000.0, 100, 1.0, 1000),
-    (0.25, 10.0, 10, 1.0, 10000), (0.25, 10.0, 100, 1.0, 1000),
-    (1.0, 10.0, 100, 1.0, 10000),
+    (1.0, 0.1, 10, 1.0, 1000), (1.0, 1000.0, 10, 1.0, 1000), (0.25, 10.0, 10, 1.0, 1000),
+    (1.0, 10.0, 100, 1.0, 1000),
 )
+# the ablation hly_old only where it is cheap or in the cell the issue names
+ABLATION_CELLS = {(1.0, 10.0, 10, 0.1, 1000), (1.0, 10.0, 10, 1.0, 1000), (1.0, 10.0, 10, 2.0, 1000),
+                  (1.0, 10.0, 10, 0.1, 10000), (1.0, 10.0, 10, 0.5, 10000), (1.0, 10.0, 10, 1.0, 10000)}
 HLY_RESOLUTION = 1e-4     # final width of the norm search: < 1% of 1/sqrt(1000) = 0.032
 HLY_BETA = 0.01           # rank margin: P(some round of the norm search moves wrongly) <= beta
 
@@ -390,6 +401,8 @@ def contest_cell(eps: float, R: float, d: int, alpha: float, n: int, methods=CON
     mu = true_mean(d, R, np.random.default_rng(key))
     rows = []
     for k, method in enumerate(methods):
+        if method == "hly_old" and (eps, R, d, alpha, n) not in ABLATION_CELLS:
+            continue
         rng = np.random.default_rng(key + [CONTEST_METHODS.index(method)])
         extra = dict(clipped=float("nan"), threshold=float("nan"))
         if method.startswith("hly"):
@@ -422,8 +435,8 @@ def contest_cell(eps: float, R: float, d: int, alpha: float, n: int, methods=CON
 
 # sigma unknown, the budget share on a fine grid, paired (common random numbers)
 U_SHARES = (0.1, 0.2, 0.3, 0.4, 0.5, 0.55, 0.6, 0.65, 0.7, 0.75, 0.8)
-U_CELLS = ((10, 1.0, 10000), (10, 2.0, 10000), (100, 1.0, 1000), (100, 2.0, 1000), (100, 1.0, 10000))
-U_REPS = 300             # paired replicates per cell (100 where n d > 1e5)
+U_CELLS = ((10, 1.0, 10000), (100, 1.0, 1000), (10, 2.0, 10000))
+U_REPS = 200             # paired replicates per cell (100 where n d > 1e5)
 
 
 def unknown_fine_cell(d: int, alpha: float, n: int, reps: int = U_REPS) -> list[dict]:
@@ -466,6 +479,116 @@ def unknown_fine_cell(d: int, alpha: float, n: int, reps: int = U_REPS) -> list[
         row["diff_best_se"] = float(diff.std(ddof=1) / math.sqrt(reps))
     rows[-1]["diff_best"] = rows[-1]["diff_best_se"] = float("nan")
     print("unknown_fine", d, alpha, n, "best share", U_SHARES[k], flush=True)
+    return rows
+
+
+# PLAN and PLAN-NOSCALE on the contest cells (arena B: the book's grid, target the
+# sample mean); universe (-R, R) per coordinate, the box that holds the prior ball.
+PLAN_METHODS = ("plan", "plan_noscale")
+PLAN_CELLS = tuple(c for c in CONTEST_CELLS if c[2] * c[4] <= 10**4 or c in ((1.0, 10.0, 10, 1.0, 10000),
+                                                                          (1.0, 10.0, 100, 1.0, 1000)))
+
+
+def contest_plan_cell(eps: float, R: float, d: int, alpha: float, n: int) -> list[dict]:
+    """PLAN (egmlib.plan.plan_mean, zCDP accounting, defaults) on one contest cell, with
+    the contest's fixed replicate count; method k draws from default_rng(key + [20 + k])."""
+    ia = ALPHAS.index(alpha)
+    iR = (0.1, 10.0, 1000.0).index(R)
+    sig = zipf_sigmas(d, alpha)
+    rho = rho_for(eps, DELTA)
+    reps = contest_reps(n, d)
+    key = [SEED, 7, int(round(1000 * eps)), iR, d, ia, n]
+    mu = true_mean(d, R, np.random.default_rng(key))
+    rows = []
+    for k, method in enumerate(PLAN_METHODS):
+        rng = np.random.default_rng(key + [20 + k])
+        err, clips = np.empty(reps), np.empty(reps)
+        for i in range(reps):
+            X = rng.standard_normal((n, d)) * sig + mu
+            res = plan_mean(X, rho, (-R, R), rng=rng, scaled=method == "plan")
+            err[i] = float(np.sum((res.mean - X.mean(axis=0)) ** 2))
+            clips[i] = res.clipped / n
+        rows.append(dict(epsilon=eps, R=R, d=d, alpha=alpha, n=n, method=method, param=0.0,
+                         reps=reps, mean=float(err.mean()), se=float(err.std(ddof=1) / math.sqrt(reps)),
+                         median=float(np.median(err)), formula=float("nan"),
+                         clipped=float(clips.mean()), threshold=float("nan")))
+        print("contest_plan", eps, R, d, alpha, n, method, f"{rows[-1]['mean']:.4g}", flush=True)
+    return rows
+
+
+# Arena A: PLAN's own Gaussian benchmark (settings of their baseline_comparison.py, as
+# scripts/plan_reproduction.py builds them): target the TRUE mean, sigma unknown to
+# PLAN, HLY and method 6, the universe (-U, U)^d as the public prior (for the ball
+# methods: the ball of radius U sqrt(d) around 0 that holds it).  Every method is
+# rho-zCDP under replacement (PLAN with accounting="zcdp").
+ARENA_A = (("gaussianC", 16, 0.125, 2.0), ("gaussianC", 16, 1.0, 2.0), ("gaussianA", 16, 0.25, 0.0),
+           ("gaussianC", 64, 0.125, 2.0))
+ARENA_A_METHODS = ("plan", "plan_noscale", "hly", "hly_iome", "unknown", "oracle_hybrid", "oracle_coinpress")
+ARENA_A_RUNS = 50                       # as the authors
+ARENA_A_SHARE = 0.25                    # method 6: share for the variances, PLAN's own quarter
+ARENA_A_RUNS_ROWS: list[dict] = []      # filled by arena_a_setting, written to arena_a_runs.csv
+
+
+def _plan_setting(experiment: str, d: int, alpha: float):
+    spec = importlib.util.spec_from_file_location(
+        "plan_reproduction", Path(__file__).resolve().parent / "plan_reproduction.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod.setting(experiment, d, alpha)
+
+
+def arena_a_setting(experiment: str, d: int, rho: float, alpha: float, runs: int = ARENA_A_RUNS) -> list[dict]:
+    """Every method of ARENA_A_METHODS on one of PLAN's settings; run i draws its data from
+    default_rng([SEED, 9, experiment, d, 10000 rho, 10 alpha, i]) and method k its noise
+    from the same key + [k + 1].  Error: ||estimate - mu||_2 (the authors' measure)."""
+    n, mu0, sig, U = _plan_setting(experiment, d, alpha)
+    mu = np.full(d, float(mu0))
+    R = U * math.sqrt(d)
+    T, z = hly_settings(d, R)
+    cp_t = int(contest_best("coinpress", sig, n, R, rho)[0])
+    hy_t = int(contest_best("hybrid", sig, n, R, rho)[0])
+    errs = {m: np.empty(runs) for m in ARENA_A_METHODS}
+    for i in range(runs):
+        key = [SEED, 9, ("gaussianA", "gaussianB", "gaussianC").index(experiment), d,
+               int(round(rho * 10000)), int(round(alpha * 10)), i]
+        X = np.random.default_rng(key).standard_normal((n, d)) * sig + mu
+        for k, m in enumerate(ARENA_A_METHODS):
+            rng = np.random.default_rng(key + [k + 1])
+            if m in ("plan", "plan_noscale"):
+                est = plan_mean(X, rho, (-U, U), rng=rng, scaled=m == "plan").mean
+            elif m == "hly":
+                est = hly_tuned(X, R, rho, rng, T, z)[0]
+            elif m == "hly_iome":       # the PLAN authors' settings of IOME
+                est = hly_mean(X, np.zeros(d), U / math.sqrt(d), rho, rng=rng, rounds=20,
+                               quantile_share=0.01, norm_bound=U, noise_margin=4.0,
+                               count_margin=2.0).mean
+            elif m == "unknown":
+                # steps: the book's V_STEPS for the bound sigma_j <= 1, plus one per
+                # decade by which the public bound U^2 exceeds 1 (fixed before the run)
+                s, steps = ARENA_A_SHARE, V_STEPS + max(0, math.ceil(math.log10(U * U)))
+                v = private_variances(X, U * U, np.full(steps, s * rho / steps), rng=rng, z=0.5)
+                guess = np.sqrt(np.maximum(v.upper, 1e-300))
+                est = run_pipeline(X, np.zeros(d), hybrid_pipeline(guess, n, R, standard_schedule((1 - s) * rho, 4)),
+                                   rng=rng)
+            elif m == "oracle_hybrid":
+                est = run_pipeline(X, np.zeros(d), make_pipeline("hybrid", sig, n, R, rho, hy_t), rng=rng)
+            else:
+                est = run_pipeline(X, np.zeros(d), make_pipeline("coinpress", sig, n, R, rho, cp_t), rng=rng)
+            errs[m][i] = float(np.linalg.norm(est - mu))
+    rows = []
+    for m in ARENA_A_METHODS:
+        e = errs[m]
+        diff = e - errs["plan"]          # paired: every method ran on the same data
+        rows.append(dict(experiment=experiment, n=n, d=d, rho=rho, alpha=alpha, method=m, runs=runs,
+                         mean=float(e.mean()), se=float(e.std(ddof=1) / math.sqrt(runs)),
+                         median=float(np.median(e)), diff_plan=float(diff.mean()),
+                         diff_plan_se=float(diff.std(ddof=1) / math.sqrt(runs))))
+    # the errors of every run, for paired comparisons of any two methods
+    runs_rows = [dict(experiment=experiment, d=d, rho=rho, alpha=alpha, run=i,
+                      **{m: float(errs[m][i]) for m in ARENA_A_METHODS}) for i in range(runs)]
+    ARENA_A_RUNS_ROWS.extend(runs_rows)
+    print("arena_a", experiment, d, rho, alpha, " ".join(f"{r['method']} {r['mean']:.4g}" for r in rows),
+          flush=True)
     return rows
 
 
@@ -572,27 +695,48 @@ def main_contest(parts: list[str]) -> None:
     import time
 
     OUT.mkdir(parents=True, exist_ok=True)
-    if parts[0] == "cell":          # one cell, printed (the file is not touched)
+    if parts[0] == "cell":          # one cell of the contest, printed (the file is not touched)
         eps, R, d, alpha, n = float(parts[1]), float(parts[2]), int(parts[3]), float(parts[4]), int(parts[5])
         for row in contest_cell(eps, R, d, alpha, n):
             print(row)
         return
-    if "contest" in parts:
-        rows, start = [], time.time()
-        for cell in CONTEST_CELLS:
-            rows += contest_cell(*cell)
-            write("contest.csv", rows)          # after each cell
-        print(f"contest: {time.time() - start:.0f} s", flush=True)
-    if "unknown_fine" in parts:
-        rows, start = [], time.time()
-        for cell in U_CELLS:
-            rows += unknown_fine_cell(*cell, reps=U_REPS if cell[0] * cell[2] <= 10**5 else 100)
-            write("unknown_fine.csv", rows)
-        print(f"unknown_fine: {time.time() - start:.0f} s", flush=True)
+    # "resume": cells already in the file are kept (every row is seeded by its cell, so
+    # they would be recomputed identically); the parts run in the order given
+    for part in parts:
+        if part not in ("contest", "unknown_fine", "contest_plan", "arena_a"):
+            continue
+        name = part + ".csv"
+        rows, done = [], set()
+        if "resume" in parts and (OUT / name).exists():
+            with open(OUT / name) as fh:
+                rows = [{k: _parse(v) for k, v in r.items()} for r in csv.DictReader(fh)]
+            fields = {"contest": ("epsilon", "R", "d", "alpha", "n"), "contest_plan": ("epsilon", "R", "d", "alpha", "n"),
+                      "unknown_fine": ("d", "alpha", "n"), "arena_a": ("experiment", "d", "rho", "alpha")}[part]
+            done = {tuple(r[k] if k == "experiment" else float(r[k]) for k in fields) for r in rows}
+            if part == "arena_a" and (OUT / "arena_a_runs.csv").exists():
+                with open(OUT / "arena_a_runs.csv") as fh:
+                    ARENA_A_RUNS_ROWS.extend({k: _parse(v) for k, v in r.items()} for r in csv.DictReader(fh))
+        start = time.time()
+        cells = {"contest": CONTEST_CELLS, "contest_plan": PLAN_CELLS, "unknown_fine": U_CELLS,
+                 "arena_a": ARENA_A}[part]
+        for cell in cells:
+            if tuple(x if isinstance(x, str) else float(x) for x in cell) in done:
+                continue
+            if part == "contest":
+                rows += contest_cell(*cell)
+            elif part == "contest_plan":
+                rows += contest_plan_cell(*cell)
+            elif part == "arena_a":
+                rows += arena_a_setting(*cell)
+                write("arena_a_runs.csv", ARENA_A_RUNS_ROWS)
+            else:
+                rows += unknown_fine_cell(*cell, reps=U_REPS if cell[0] * cell[2] <= 10**5 else 100)
+            write(name, rows)          # after each cell
+        print(f"{part}: {time.time() - start:.0f} s", flush=True)
 
 
 if __name__ == "__main__":
-    if sys.argv[1:2] and sys.argv[1] in ("contest", "unknown_fine", "cell"):
+    if sys.argv[1:2] and sys.argv[1] in ("contest", "unknown_fine", "contest_plan", "arena_a", "cell", "resume"):
         main_contest(sys.argv[1:])
         sys.exit(0)
     main(sys.argv[1:] or ["formulas", "simulations", "simulations_huge", "hly", "unknown"])
