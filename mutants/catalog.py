@@ -341,10 +341,17 @@ MUTANTS: list[Mutant] = [
            arg("pipeline", _pipeline_steps(lambda s: {"noise_sd": 1.1 * s.noise_sd})), until="c006"),
     Mutant("sota_run_pipeline_clip_2pct", SOTA, "egmlib.pipelines.run_pipeline",
            "rows clipped at 1.02 T, not T (sensitivity 2% above the calibrated one)",
-           arg("pipeline", _pipeline_steps(lambda s: {"threshold": 1.02 * s.threshold})), subtle=True, until="c017"),
+           arg("pipeline", _pipeline_steps(lambda s: {"threshold": 1.02 * s.threshold})), subtle=True, until="c019"),
+    Mutant("sota_rho_for_cks_2pct", SOTA, "egmlib.privacy.rho_for_cks",
+           "Canonne-Kamath-Steinke budget 2% too large (not private at that epsilon)", times(1.02),
+           subtle=True, until="c015"),
+    Mutant("sota_two_stage_radius_2pct", SOTA, "egmlib.pipelines.two_stage_pipeline",
+           "stage-2 radius 2% larger than its noise is calibrated for",
+           result(_pipeline_steps(lambda s: {"threshold": 1.02 * s.threshold})), subtle=True,
+           until="c021"),
     Mutant("sota_private_variances_7pct", SOTA, "egmlib.pipelines.private_variances",
            "variance estimates 7% too small", result(replace_field("variances", lambda v: 0.93 * v)),
-           until="c055"),
+           until="c076"),
 ]
 
 
