@@ -58,7 +58,7 @@ the exponential mechanism the sensitivity ``max(q, 1 - q)`` of add/remove neighb
 (``1/2`` at the median), while the mean's noise is calibrated to replacement
 (``2C``).  Under replacement, steps 1-2 then spend ``(3 / (1/2))^2 / 3 = 12`` times
 their nominal budget (4 times without copies) and step 3 ``1 / max(q, 1-q)^2`` times;
-:attr:`PLANResult.rho_spent` reports the total actually spent.
+``PLANResult.rho_spent`` reports the total actually spent.
 """
 
 from __future__ import annotations
@@ -445,6 +445,11 @@ def plan_mean(
     rho_m = rest - rho_c
     Y = (data - center) * scaling
     norms = np.sqrt(np.einsum("ij,ij->i", Y, Y))
+    if not np.all(np.isfinite(norms)):
+        raise ValueError(
+            "X too large in magnitude for plan_mean: the norms of the scaled, centred "
+            "rows overflow double precision -- rescale X"
+        )
     T = max(math.log(hi - lo), 1.0)
     kk = (math.sqrt(n) + math.sqrt(T / 2.0 * math.log(T / b) / rho_c)) / n
     q = max(1.0 - kk, 0.0)

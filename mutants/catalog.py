@@ -220,6 +220,7 @@ ZIPF, SIM, ELL = "zipf_experiments", "simulation", "elliptical_perturbations"
 BEY_SCALING, BEY_MECH, BEY_CLIP, BEY_CENTRE = ("optimal_scaling", "alternative_mechanisms",
                                               "clipping_tradeoff", "private_centre")
 SOTA = "state_of_the_art"
+PLAN = "plan_reproduction"
 
 MUTANTS: list[Mutant] = [
     # --- the Gaussian mechanism -------------------------------------------------
@@ -352,6 +353,18 @@ MUTANTS: list[Mutant] = [
     Mutant("sota_private_variances_7pct", SOTA, "egmlib.pipelines.private_variances",
            "variance estimates 7% too small", result(replace_field("variances", lambda v: 0.93 * v)),
            until="c076"),
+    # --- PLAN, reproduced -------------------------------------------------------
+    Mutant("plan_quantiles_10pct", PLAN, "egmlib.plan.exponential_quantiles",
+           "every PrivQuantile 10% too large (in experiment A: the clipping radius)",
+           times(1.1)),
+    Mutant("plan_calibration_zcdp", PLAN, "egmlib.plan.plan_mean",
+           "the published runs made with egmlib's calibration, not the authors'",
+           arg("accounting", lambda a: "zcdp")),
+    Mutant("plan_noscale_scales", PLAN, "egmlib.plan.plan_mean",
+           "PLAN-NOSCALE runs the variance step and scales (PLAN)", arg("scaled", lambda s: True)),
+    Mutant("plan_iome_book_split", PLAN, "egmlib.hly.hly_mean",
+           "IOME with the book's threshold share 1/4, not the authors' 1%",
+           arg("quantile_share", lambda q: 0.25)),
 ]
 
 
