@@ -11,16 +11,19 @@ Modules: :mod:`egmlib.privacy` (Gaussian calibration), :mod:`egmlib.gchi2`
 (the SymPy objects of the Lagrangian derivation; needs SymPy, the ``symbolic``
 extra, and is imported on first use), :mod:`egmlib.optimal` (the exactly
 optimal scaling, box clipping, the clipping-probability trade-off, a private centre),
-:mod:`egmlib.coinpress` (CoinPress, exact zCDP accounting, private-centre pipelines),
+:mod:`egmlib.coinpress` (CoinPress), :mod:`egmlib.pipelines` (the private-centre
+pipelines the book compares, their simulation and error formula, private variances),
 :mod:`egmlib.hly` (Huang, Liang & Yi's shifted clipped mean), :mod:`egmlib.plan`
 (PLAN of Aumüller, Lebeda, Nelson & Pagh: private centre, variances and scaling).
+The zCDP accounting is in :mod:`egmlib.privacy`.
 """
 
 from __future__ import annotations
 
 import importlib.metadata as _metadata
 
-from egmlib import bounds, coinpress, elliptical, gchi2, hly, mechanisms, optimal, privacy, scaling, zipf
+from egmlib import (bounds, coinpress, elliptical, gchi2, hly, mechanisms, optimal, pipelines, privacy,
+                    scaling, zipf)
 from egmlib.bounds import bernstein_radius2, bernstein_t_max, theorem4_applies, theorem4_error_bound
 from egmlib.mechanisms import (
     EllipticalResult,
@@ -58,7 +61,8 @@ def __getattr__(name: str):
 __all__: list[str] = [
     "__version__",
     # modules
-    "bounds", "coinpress", "elliptical", "gchi2", "hly", "mechanisms", "optimal", "privacy", "scaling", "zipf",
+    "bounds", "coinpress", "elliptical", "gchi2", "hly", "mechanisms", "optimal", "pipelines", "privacy", "scaling",
+    "zipf",
     # privacy
     "analytic_sigma", "classic_sigma", "gaussian_delta",
     # scaling

@@ -1,4 +1,4 @@
-"""Calibrating the Gaussian mechanism: classic and analytic noise levels.
+"""Calibrating the Gaussian mechanism, and the zCDP accounting of compositions of them.
 
 Three functions of the Gaussian mechanism ``M(X) = g(X) + N(0, sigma^2 I)``
 with l2-sensitivity ``Delta``:
@@ -10,6 +10,12 @@ with l2-sensitivity ``Delta``:
   is ``(epsilon, delta)``-DP;
 * :func:`analytic_sigma` -- the smallest ``sigma`` whose profile is at most
   ``delta``, rounded towards safety.
+
+and the accounting of a composition of Gaussian mechanisms with zCDP budgets
+``rho_i`` fixed in advance (every pipeline, CoinPress, HLY and PLAN in the book):
+:func:`rho_for` (the total ``rho`` that is exactly ``(epsilon, delta)``-DP),
+:func:`zcdp_delta` and :func:`zcdp_to_epsilon_delta` (the exact profile of the
+composition) and the usual bound :func:`zcdp_epsilon_bound`.
 
 How the profile is evaluated.  Write ``s = sigma / Delta``, ``u = epsilon s
 - 1/(2s)`` and ``v = epsilon s + 1/(2s)``.  Theorem 8 of Balle and Wang reads
@@ -59,11 +65,24 @@ import struct
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
+from scipy import optimize
 from scipy.special import erfc, erfcx, log_ndtr, ndtr
 
 from egmlib._validation import check_array, check_positive, check_probability, check_real, overflow_guard
 
-__all__ = ["classic_sigma", "gaussian_delta", "analytic_sigma"]
+__all__ = [
+    "classic_sigma",
+    "gaussian_delta",
+    "analytic_sigma",
+    "rho_for",
+    "zcdp_delta",
+    "zcdp_to_epsilon_delta",
+    "zcdp_epsilon_bound",
+    "zcdp_epsilon_cks",
+    "rho_for_cks",
+]
+
+_RHO_MAX = 1e150               # largest total zCDP budget accepted by the accounting functions
 
 _SQRT2 = math.sqrt(2.0)
 _SQRT_2PI = math.sqrt(2.0 * math.pi)
@@ -582,3 +601,285 @@ def analytic_sigma(epsilon: float, delta: float, sensitivity: float = 1.0) -> fl
         else:
             bad = mid
     return _from_bits(good)
+
+
+def _total_rho(rho: object) -> float:
+    """A total zCDP budget in ``(0, _RHO_MAX]``, named ``rho``."""
+    return check_real("rho", rho, low=0.0, high=_RHO_MAX, low_open=True)
+
+
+# --------------------------------------------------------------------------
+# zCDP accounting: a composition of Gaussian mechanisms is one Gaussian mechanism
+# --------------------------------------------------------------------------
+@overflow_guard
+def rho_for(epsilon: float, delta: float) -> float:
+    """The total zCDP budget whose Gaussian mechanism is exactly ``(epsilon, delta)``-DP.
+
+    Parameters
+    ----------
+    epsilon : float
+        ``> 0``.
+    delta : float
+        In ``(0, 1)``.
+
+    Returns
+    -------
+    float
+        ``rho = 1 / (2 s^2)`` with ``s = analytic_sigma(epsilon, delta)``: the largest
+        ``rho`` such that any composition of Gaussian mechanisms with budgets
+        ``rho_i``, ``sum rho_i = rho``, is ``(epsilon, delta)``-DP.
+
+    Raises
+    ------
+    ValueError
+        On invalid ``epsilon`` or ``delta``.
+
+    Notes
+    -----
+    A Gaussian mechanism with sensitivity ``Delta`` and noise ``sigma`` has privacy
+    loss ``N(m, 2m)`` with ``m = Delta^2 / (2 sigma^2) = rho``; the losses of
+    independent mechanisms add, so a composition with budgets ``rho_i`` has loss
+    ``N(rho, 2 rho)`` with ``rho = sum rho_i``: exactly one Gaussian mechanism with
+    ``(Delta / sigma)^2 = 2 rho`` (Gaussian DP with ``mu = sqrt(2 rho)``).  Its
+    ``(epsilon, delta)`` curve is the exact profile of :func:`gaussian_delta`.
+
+    References
+    ----------
+    biswas2020, balle2018
+
+    Examples
+    --------
+    >>> print(round(rho_for(1.0, 1e-6), 6))
+    0.028014
+    """
+    s = analytic_sigma(epsilon, delta)
+    return 0.5 / (s * s)
+
+
+@overflow_guard
+def zcdp_delta(rho: float, epsilon: float) -> float:
+    """The exact ``delta(epsilon)`` of a composition of Gaussian mechanisms with total ``rho``.
+
+    Parameters
+    ----------
+    rho : float
+        Total zCDP budget in ``(0, 1e150]``.
+    epsilon : float
+        ``> 0``.
+
+    Returns
+    -------
+    float
+        ``gaussian_delta(1 / sqrt(2 rho), epsilon)``.
+
+    Raises
+    ------
+    ValueError
+        On invalid arguments.
+
+    References
+    ----------
+    balle2018
+
+    Examples
+    --------
+    >>> print(f"{zcdp_delta(rho_for(1.0, 1e-6), 1.0):.3e}")
+    1.000e-06
+    """
+    r = _total_rho(rho)
+    eps = check_positive("epsilon", epsilon)
+    return float(gaussian_delta(1.0 / math.sqrt(2.0 * r), eps))
+
+
+@overflow_guard
+def zcdp_to_epsilon_delta(rho: float, delta: float) -> float:
+    """The smallest ``epsilon`` at which total zCDP budget ``rho`` is ``(epsilon, delta)``-DP.
+
+    Valid for compositions of Gaussian mechanisms (which is what every estimator
+    here is).  Inverse of :func:`rho_for` in ``rho``.
+
+    Parameters
+    ----------
+    rho : float
+        Total zCDP budget in ``(0, 1e150]``.
+    delta : float
+        In ``(0, 1)``.
+
+    Returns
+    -------
+    float
+        The root of ``zcdp_delta(rho, epsilon) = delta`` (Brent's method), or ``0.0``
+        when ``zcdp_delta(rho, 0) <= delta`` already.
+
+    Raises
+    ------
+    ValueError
+        On invalid arguments.
+
+    References
+    ----------
+    balle2018
+
+    Examples
+    --------
+    >>> print(round(zcdp_to_epsilon_delta(0.5, 1e-6), 4))
+    4.8866
+    """
+    r = _total_rho(rho)
+    dl = check_probability("delta", delta)
+    sigma = 1.0 / math.sqrt(2.0 * r)
+
+    def excess(eps: float) -> float:
+        return math.log(float(gaussian_delta(sigma, eps))) - math.log(dl)
+
+    lo = 1e-12
+    if excess(lo) <= 0.0:
+        return 0.0
+    hi = zcdp_epsilon_bound(r, dl) + 1.0
+    while excess(hi) > 0.0:
+        hi *= 2.0
+    return float(optimize.brentq(excess, lo, hi, xtol=1e-14, rtol=1e-13))
+
+
+@overflow_guard
+def zcdp_epsilon_bound(rho: float, delta: float) -> float:
+    """The usual conversion ``epsilon = rho + 2 sqrt(rho log(1/delta))`` (Bun and Steinke).
+
+    Parameters
+    ----------
+    rho : float
+        zCDP budget ``> 0``.
+    delta : float
+        In ``(0, 1)``.
+
+    Returns
+    -------
+    float
+        An upper bound on :func:`zcdp_to_epsilon_delta`.
+
+    Raises
+    ------
+    ValueError
+        On invalid arguments.
+
+    References
+    ----------
+    biswas2020
+
+    Examples
+    --------
+    >>> print(round(zcdp_epsilon_bound(0.5, 1e-6), 4))
+    5.7565
+    """
+    r = check_positive("rho", rho)
+    dl = check_probability("delta", delta)
+    return r + 2.0 * math.sqrt(r * math.log(1.0 / dl))
+
+
+def _cks_objective(s: float, r: float, L: float) -> float:
+    """CKS's bound at alpha = 1 + e^s: alpha rho + (L + (alpha-1) log(1-1/alpha) - log alpha) / (alpha-1)."""
+    e = math.exp(s)
+    log_alpha = math.log1p(e)
+    return (1.0 + e) * r + (L - log_alpha) / e + (s - log_alpha)
+
+
+@overflow_guard
+def zcdp_epsilon_cks(rho: float, delta: float) -> float:
+    """The conversion of Canonne, Kamath and Steinke: ``rho``-zCDP is ``(epsilon, delta)``-DP.
+
+    Parameters
+    ----------
+    rho : float
+        zCDP budget in ``(0, 1e150]``.
+    delta : float
+        In ``(0, 1)``.
+
+    Returns
+    -------
+    float
+        ``inf over alpha > 1`` of
+        ``alpha rho + (log(1/delta) + (alpha - 1) log(1 - 1/alpha) - log(alpha)) / (alpha - 1)``.
+
+    Raises
+    ------
+    ValueError
+        On invalid arguments.
+
+    Notes
+    -----
+    Proposition 12 and Corollary 13 of Canonne, Kamath and Steinke (2020): for any
+    ``rho``-zCDP mechanism (Renyi DP of order ``alpha`` at ``alpha rho`` for every
+    ``alpha``), the bound above holds for every ``alpha > 1``.  It lies between the
+    exact profile of a Gaussian mechanism (:func:`zcdp_to_epsilon_delta`, which uses
+    that every mechanism here *is* a composition of Gaussian mechanisms) and the usual
+    bound :func:`zcdp_epsilon_bound`.  The infimum is found by Brent's bounded search
+    over ``s = log(alpha - 1)`` in ``s0 +- 40``, ``s0 = log(log(1/delta) / rho) / 2``
+    (the minimiser is near ``alpha = 1 + sqrt(log(1/delta) / rho)``).
+
+    References
+    ----------
+    canonne2020, bun2016
+
+    Examples
+    --------
+    >>> print(round(zcdp_epsilon_cks(0.5, 1e-6), 4))
+    5.2215
+    """
+    r = _total_rho(rho)
+    dl = check_probability("delta", delta)
+    L = math.log(1.0 / dl)
+    s0 = 0.5 * math.log(L / r)
+    res = optimize.minimize_scalar(_cks_objective, bounds=(s0 - 40.0, s0 + 40.0), args=(r, L),
+                                   method="bounded", options={"xatol": 1e-12})
+    best = min(float(res.fun), _cks_objective(s0, r, L))
+    return max(best, 0.0)
+
+
+@overflow_guard
+def rho_for_cks(epsilon: float, delta: float) -> float:
+    """The largest ``rho`` that :func:`zcdp_epsilon_cks` certifies as ``(epsilon, delta)``-DP.
+
+    Parameters
+    ----------
+    epsilon : float
+        ``> 0``.
+    delta : float
+        In ``(0, 1)``.
+
+    Returns
+    -------
+    float
+        The root of ``zcdp_epsilon_cks(rho, delta) = epsilon`` in ``rho`` (Brent's method
+        on ``log rho``, bracketed by the usual bound's ``rho`` and :func:`rho_for`).
+
+    Raises
+    ------
+    ValueError
+        On invalid arguments.
+
+    References
+    ----------
+    canonne2020
+
+    Examples
+    --------
+    >>> print(round(rho_for_cks(1.0, 1e-6), 6))
+    0.024356
+    """
+    eps = check_positive("epsilon", epsilon)
+    dl = check_probability("delta", delta)
+    L = math.log(1.0 / dl)
+    low = (math.sqrt(L + eps) - math.sqrt(L)) ** 2        # the usual bound, solved for rho
+    high = rho_for(eps, dl)
+    if not low < high:
+        return low
+
+    def excess(log_r: float) -> float:
+        return zcdp_epsilon_cks(math.exp(log_r), dl) - eps
+
+    a, b = math.log(low) - 1e-9, math.log(min(high, _RHO_MAX)) + 1e-9
+    if excess(a) >= 0.0:
+        return low
+    if excess(b) <= 0.0:
+        return min(high, _RHO_MAX)
+    return float(math.exp(optimize.brentq(excess, a, b, xtol=1e-14, rtol=1e-13)))

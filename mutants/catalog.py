@@ -209,9 +209,9 @@ def _usual_bound_rho(f: Fn) -> Fn:
     return mutant
 
 
-def _plan_steps(change: Callable[[Any], dict]) -> Callable[[Any], Any]:
-    """For :func:`arg` on ``plan``: every step of a coinpress plan with fields changed."""
-    return lambda plan: tuple(dataclasses.replace(s, **change(s)) for s in plan)
+def _pipeline_steps(change: Callable[[Any], dict]) -> Callable[[Any], Any]:
+    """For :func:`arg` on ``pipeline``: every step of a pipeline with fields changed."""
+    return lambda pipeline: tuple(dataclasses.replace(s, **change(s)) for s in pipeline)
 
 
 GM, EGM, GD, DER, BERN = ("gaussian_mechanism", "elliptical_gaussian_mechanism", "gaussian_data",
@@ -348,21 +348,28 @@ MUTANTS: list[Mutant] = [
            "epsilon of a density generator 1% too small", times(0.99), subtle=True),
     Mutant("ell_optimal_nu_1p5", ELL, "egmlib.elliptical.optimal_t_nu",
            "best nu of the t family 1.5 times too large", times(1.5)),
-    # --- the state of the art (CoinPress, exact zCDP accounting) --------------------
-    Mutant("sota_rho_for_usual_bound", SOTA, "egmlib.coinpress.rho_for",
+    # --- the state of the art (zCDP accounting, pipelines) ----------------------------
+    Mutant("sota_rho_for_usual_bound", SOTA, "egmlib.privacy.rho_for",
            "budget from the usual bound rho + 2 sqrt(rho log(1/delta)) = epsilon, not the exact one",
            _usual_bound_rho, until="c013"),
-    Mutant("sota_zcdp_delta_8pct", SOTA, "egmlib.coinpress.zcdp_delta",
+    Mutant("sota_zcdp_delta_8pct", SOTA, "egmlib.privacy.zcdp_delta",
            "exact delta of a composition 8% too small", times(0.92), until="c011"),
-    Mutant("sota_simulate_noise_10pct", SOTA, "egmlib.coinpress.simulate_plan",
+    Mutant("sota_simulate_noise_10pct", SOTA, "egmlib.pipelines.simulate_pipeline",
            "every step's noise std 10% too large",
-           arg("plan", _plan_steps(lambda s: {"noise_sd": 1.1 * s.noise_sd})), until="c006"),
-    Mutant("sota_run_plan_clip_2pct", SOTA, "egmlib.coinpress.run_plan",
+           arg("pipeline", _pipeline_steps(lambda s: {"noise_sd": 1.1 * s.noise_sd})), until="c006"),
+    Mutant("sota_run_pipeline_clip_2pct", SOTA, "egmlib.pipelines.run_pipeline",
            "rows clipped at 1.02 T, not T (sensitivity 2% above the calibrated one)",
-           arg("plan", _plan_steps(lambda s: {"threshold": 1.02 * s.threshold})), subtle=True, until="c017"),
-    Mutant("sota_private_variances_7pct", SOTA, "egmlib.coinpress.private_variances",
+           arg("pipeline", _pipeline_steps(lambda s: {"threshold": 1.02 * s.threshold})), subtle=True, until="c019"),
+    Mutant("sota_rho_for_cks_2pct", SOTA, "egmlib.privacy.rho_for_cks",
+           "Canonne-Kamath-Steinke budget 2% too large (not private at that epsilon)", times(1.02),
+           subtle=True, until="c015"),
+    Mutant("sota_two_stage_radius_2pct", SOTA, "egmlib.pipelines.two_stage_pipeline",
+           "stage-2 radius 2% larger than its noise is calibrated for",
+           result(_pipeline_steps(lambda s: {"threshold": 1.02 * s.threshold})), subtle=True,
+           until="c021"),
+    Mutant("sota_private_variances_7pct", SOTA, "egmlib.pipelines.private_variances",
            "variance estimates 7% too small", result(replace_field("variances", lambda v: 0.93 * v)),
-           until="c055"),
+           until="c076"),
     # --- PLAN, reproduced -------------------------------------------------------
     Mutant("plan_quantiles_10pct", PLAN, "egmlib.plan.exponential_quantiles",
            "every PrivQuantile 10% too large (in experiment A: the clipping radius)",

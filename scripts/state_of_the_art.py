@@ -2,12 +2,12 @@
 
 Writes these CSV files into data/state_of_the_art/:
 
-* formulas.csv -- the semi-exact error (egmlib.coinpress.plan_error) of every method on the
+* formulas.csv -- the semi-exact error (egmlib.pipelines.pipeline_error) of every method on the
   whole grid d in {10, 100, 1000}, alpha in {0.1, 0.5, 1, 2}, n in {1e3, 1e4, 1e5}, for
   (eps, delta) = (1, 1e-6) with prior radius R in {0.1, 10, 1000} and for eps = 0.25 with
   R = 10; each method with its best public tuning parameter (budget share of the centre,
   or number of iterations), chosen on the formula;
-* simulations.csv -- seeded simulations (egmlib.coinpress.simulate_plan) of the same plans
+* simulations.csv -- seeded simulations (egmlib.pipelines.simulate_pipeline) of the same pipelines
   at eps = 1, R = 10, on every cell with n d <= 1e6; replicates are added in seeded
   batches until the relative standard error is at most 5%, up to a cap (simulate_cell);
 * simulations_huge.csv -- the same on the cells with 1e6 < n d <= 1e7 (part
@@ -18,7 +18,7 @@ Writes these CSV files into data/state_of_the_art/:
   its errors are heavy-tailed, so the file also holds the median and the means of
   min(error, t * median), t in HLY_TRIMS: lower bounds of the expected error with small s.e.;
 * unknown_sigma.csv -- method 6 (sigma unknown): private diagonal variances
-  (egmlib.coinpress.private_variances) feeding the hybrid, for a sweep of budget shares,
+  (egmlib.pipelines.private_variances) feeding the hybrid, for a sweep of budget shares,
   on the cells d in {10, 100}, alpha in {1, 2}, n d <= 1e6; replicates added in seeded
   batches until the relative standard error is at most 5% (unknown_sigma_cell).
 
@@ -28,29 +28,41 @@ Run: .venv/bin/python scripts/state_of_the_art.py [formulas] [simulations] [simu
 recomputed identically) and only the others are computed.
 Every random draw comes from numpy.random.default_rng([SEED, ...cell indices...]), so any
 row can be recomputed alone (the chapter does so for some rows).
+
+Issue 23 (replicate counts fixed before the run; see the comments at CONTEST_METHODS):
+.venv/bin/python scripts/state_of_the_art.py unknown_fine arena_a contest contest_plan [resume]
+writes unknown_fine.csv, arena_a.csv (+ arena_a_runs.csv), contest.csv and
+contest_plan.csv, printing each part's run time.  Measured on the shared 2-core machine
+(one process, about a quarter of a core on average): unknown_fine 312 s, arena_a 372 s,
+contest 501 s for its last six cells (the first five in an earlier run), wall clock.
+One contest cell alone, printed:
+.venv/bin/python scripts/state_of_the_art.py cell EPS R D ALPHA N
 """
 
 from __future__ import annotations
 
 import csv
+import importlib.util
 import math
 import sys
 from pathlib import Path
 
 import numpy as np
 
-from egmlib.coinpress import (
-    coinpress_plan,
-    hybrid_plan,
-    plan_error,
+from egmlib.pipelines import (
+    coinpress_pipeline,
+    hybrid_pipeline,
+    pipeline_error,
     private_variances,
-    rho_for,
-    run_plan,
-    simulate_plan,
+    run_pipeline,
+    simulate_pipeline,
     standard_schedule,
-    two_stage_plan,
+    two_stage_pipeline,
 )
-from egmlib.hly import padded_dimension, simulate_hly
+from egmlib.plan import plan_mean
+from egmlib.privacy import rho_for
+from egmlib.hly import (clipped_mean, hly_mean, padded_dimension, private_quantiles, random_signs, rotate, rotate_back,
+                        simulate_hly)
 from egmlib.zipf import zipf_sigmas
 
 SEED = 20260417
@@ -83,25 +95,25 @@ SIGMA_BOUND = 1.0        # public bound on every sigma_j (Zipf sigmas sum to 1)
 OUT = Path(__file__).resolve().parents[1] / "data" / "state_of_the_art"
 
 
-def make_plan(method: str, sig: np.ndarray, n: int, R: float, rho: float, param: float):
-    """The plan of a method with its tuning parameter (share or iterations)."""
+def make_pipeline(method: str, sig: np.ndarray, n: int, R: float, rho: float, param: float):
+    """The pipeline of a method with its tuning parameter (share or iterations)."""
     if method == "plain":
-        return two_stage_plan(sig, n, R, rho, share=param, scaling="none")
+        return two_stage_pipeline(sig, n, R, rho, share=param, scaling="none")
     if method == "alg3":
-        return two_stage_plan(sig, n, R, rho, share=param, scaling="lemma")
+        return two_stage_pipeline(sig, n, R, rho, share=param, scaling="lemma")
     if method == "coinpress":
-        return coinpress_plan(sig, n, R / float(sig.min()), standard_schedule(rho, int(param)))
+        return coinpress_pipeline(sig, n, R / float(sig.min()), standard_schedule(rho, int(param)))
     if method == "hybrid":
-        return hybrid_plan(sig, n, R, standard_schedule(rho, int(param)), scaling="lemma")
+        return hybrid_pipeline(sig, n, R, standard_schedule(rho, int(param)), scaling="lemma")
     if method == "hybrid_opt":
-        return hybrid_plan(sig, n, R, standard_schedule(rho, int(param)), scaling="optimal")
+        return hybrid_pipeline(sig, n, R, standard_schedule(rho, int(param)), scaling="optimal")
     raise ValueError(method)
 
 
 def best(method: str, sig: np.ndarray, n: int, R: float, rho: float) -> tuple[float, float]:
     """(parameter, error) minimising the semi-exact error over the method's parameter grid."""
     grid = {"plain": SHARES, "alg3": SHARES, "coinpress": CP_T, "hybrid": HY_T}[method]
-    errors = [plan_error(make_plan(method, sig, n, R, rho, p), sig, n) for p in grid]
+    errors = [pipeline_error(make_pipeline(method, sig, n, R, rho, p), sig, n) for p in grid]
     k = int(np.argmin(errors))
     return float(grid[k]), float(errors[k])
 
@@ -124,7 +136,7 @@ def formulas() -> list[dict]:
                     for m in METHODS[:4]:
                         params[m] = best(m, sig, n, R, rho)
                     t = params["hybrid"][0]
-                    params["hybrid_opt"] = (t, plan_error(make_plan("hybrid_opt", sig, n, R, rho, t), sig, n))
+                    params["hybrid_opt"] = (t, pipeline_error(make_pipeline("hybrid_opt", sig, n, R, rho, t), sig, n))
                     for m in METHODS:
                         rows.append(dict(epsilon=eps, R=R, d=d, alpha=alpha, n=n, method=m,
                                          param=params[m][0], error=params[m][1]))
@@ -156,20 +168,20 @@ def simulate_cell(d: int, ia: int, n: int, im: int, param: float) -> dict:
     alpha, method, R = ALPHAS[ia], METHODS[im], 10.0
     sig = zipf_sigmas(d, alpha)
     rho = rho_for(1.0, DELTA)
-    plan = make_plan(method, sig, n, R, rho, param)
+    pipeline = make_pipeline(method, sig, n, R, rho, param)
     mu = true_mean(d, R, np.random.default_rng([SEED, 3, d, ia, n, im]))
-    cap = int(min(SIM_MAX_REPS, max(SIM_MIN_REPS, SIM_MAX_WORK / (n * d * len(plan)))))
+    cap = int(min(SIM_MAX_REPS, max(SIM_MIN_REPS, SIM_MAX_WORK / (n * d * len(pipeline)))))
     parts, k = [], 0
     while True:
         rng = np.random.default_rng([SEED, 3, d, ia, n, im, k])
-        parts.append(simulate_plan(plan, sig, mu, np.zeros(d), n, SIM_BATCH, rng=rng).sample)
+        parts.append(simulate_pipeline(pipeline, sig, mu, np.zeros(d), n, SIM_BATCH, rng=rng).sample)
         k += 1
         err = np.concatenate(parts)
         se, done = _sequential(err, SIM_BATCH, cap)
         if done:
             break
     return dict(d=d, alpha=alpha, n=n, method=method, param=param, reps=err.size,
-                mean=float(err.mean()), se=se, formula=plan_error(plan, sig, n),
+                mean=float(err.mean()), se=se, formula=pipeline_error(pipeline, sig, n),
                 reached=bool(se <= TARGET_SE * err.mean()))
 
 
@@ -236,8 +248,8 @@ def unknown_sigma_cell(d: int, alpha: float, n: int, share: float) -> dict:
                 guess = np.sqrt(np.maximum(v.upper, 1e-300))
             else:
                 guess = np.full(d, SIGMA_BOUND)
-            plan = hybrid_plan(guess, n, R, standard_schedule((1.0 - share) * rho, 4))
-            est = run_plan(X, np.zeros(d), plan, rng=rng)
+            pipeline = hybrid_pipeline(guess, n, R, standard_schedule((1.0 - share) * rho, 4))
+            est = run_pipeline(X, np.zeros(d), pipeline, rng=rng)
             errors.append(float(np.sum((est - X.mean(axis=0)) ** 2)))
             ratios.append(float(np.median(guess / sig)))
         e = np.array(errors)
@@ -247,6 +259,337 @@ def unknown_sigma_cell(d: int, alpha: float, n: int, share: float) -> dict:
     return dict(d=d, alpha=alpha, n=n, share=share, reps=e.size, mean=float(e.mean()),
                 se=se, median_sigma_ratio=float(np.median(ratios)),
                 reached=bool(se <= TARGET_SE * e.mean()))
+
+
+# ==========================================================================
+# Issue 23: the contest with fixed replicate counts ("contest", "unknown_fine", "cell")
+# ==========================================================================
+# Every method at its best clipping: methods 1-4 at the clipping probability 1/n (the
+# study's) and at the error-minimising one ("_p"); CoinPress with its best schedule;
+# HLY with the settings a user would choose ("hly") and, as an ablation only, with the
+# settings of the authors' code ("hly_old": T = 10 rounds, their rank).  The
+# replicate count of a cell is fixed before the run (CONTEST_REPS, from the pilot data
+# of simulations.csv: the largest relative standard deviation of one replicate there is
+# 1.44, so 1000 replicates give a relative s.e. below 4.6%, 400 below 7.2% and 200
+# below 10.2%; 1000 where n d <= 1e4, 400 where n d <= 1e5, 200 above), never from the
+# running estimate: the mean is then unbiased.  (The cells and counts were cut to the
+# CPU budget before the cells they affect were run.)  Run time: the part prints it
+# ("contest: ... s"); a few minutes of one idle core.
+CONTEST_METHODS = ("plain", "alg3", "coinpress", "hybrid", "hybrid_opt",
+                   "plain_p", "alg3_p", "hybrid_p", "hly", "hly_old")
+CONTEST_CELLS = (                                   # (epsilon, R, d, alpha, n)
+    (1.0, 10.0, 10, 0.1, 1000), (1.0, 10.0, 10, 1.0, 1000), (1.0, 10.0, 10, 2.0, 1000),
+    (1.0, 10.0, 10, 0.1, 10000), (1.0, 10.0, 10, 0.5, 10000), (1.0, 10.0, 10, 1.0, 10000),
+    (1.0, 0.1, 10, 1.0, 1000), (1.0, 1000.0, 10, 1.0, 1000), (0.25, 10.0, 10, 1.0, 1000),
+    (1.0, 10.0, 100, 1.0, 1000),
+)
+# the ablation hly_old only where it is cheap or in the cell the issue names
+ABLATION_CELLS = {(1.0, 10.0, 10, 0.1, 1000), (1.0, 10.0, 10, 1.0, 1000), (1.0, 10.0, 10, 2.0, 1000),
+                  (1.0, 10.0, 10, 0.1, 10000), (1.0, 10.0, 10, 0.5, 10000), (1.0, 10.0, 10, 1.0, 10000)}
+HLY_RESOLUTION = 1e-4     # final width of the norm search: < 1% of 1/sqrt(1000) = 0.032
+HLY_BETA = 0.01           # rank margin: P(some round of the norm search moves wrongly) <= beta
+
+
+def contest_reps(n: int, d: int) -> int:
+    """The fixed replicate count of a cell (chosen before the run, see above)."""
+    return 1000 if n * d <= 10**4 else 400 if n * d <= 10**5 else 200
+
+
+def hly_settings(d: int, R: float) -> tuple[int, float]:
+    """HLY as a user would set it: rounds T and the extra rank margin z (in count sd).
+
+    T: the norm search on [0, u], u = 2 (1 + sqrt D) R, ends on an interval of width
+    u / 2^T <= HLY_RESOLUTION (the row norms on this grid are >= 1/sqrt(d) >= 0.032,
+    since sum_j sigma_j = 1); the median search on [-R, R] uses the same T.
+    z: with all norms below a midpoint the count is n, and a round moves the wrong way
+    when its noise is below -(n - m); z = Phi^-1(1 - beta / T) more count-noise standard
+    deviations below the authors' rank make that probability at most beta / T per round,
+    at most beta over the T rounds (union bound), whatever D.
+    """
+    from scipy.stats import norm as _norm
+
+    D = padded_dimension(d)
+    u = 2.0 * (1.0 + math.sqrt(D)) * R
+    T = max(10, math.ceil(math.log2(u / HLY_RESOLUTION)))
+    return T, float(_norm.isf(HLY_BETA / T))
+
+
+def hly_tuned(X: np.ndarray, R: float, rho: float, rng: np.random.Generator,
+              rounds: int, margin: float) -> tuple[np.ndarray, float, int]:
+    """HLY (egmlib.hly's steps, centre 0) with ``rounds`` and an extra rank margin.
+
+    The steps are egmlib.hly's public functions in the order of egmlib.hly.hly_mean,
+    so that rounds = 10, margin = 0 reproduces hly_mean with the same rng draw for draw
+    (checked in the chapter).  Returns (mean, threshold C, rows clipped).  The rank is
+    a public number, so the privacy argument of egmlib.hly is unchanged.
+    """
+    n, d = X.shape
+    D = padded_dimension(d)
+    rc = 0.25 * rho
+    r1 = 0.25 * (rho - rc)
+    r2 = rho - rc - r1
+    Y = np.zeros((n, D))
+    Y[:, :d] = X
+    signs = random_signs(D, rng=rng)
+    rotate(Y, signs)
+    shift = private_quantiles(Y, 0.5 * n, -R, R, rc, rounds, rng=rng)
+    Y -= shift
+    u = 2.0 * (1.0 + math.sqrt(D)) * R
+    count_sd = math.sqrt(rounds / (2.0 * r1))
+    m = float(int(n - 2.0 * math.sqrt(D / (2.0 * r2)) - count_sd - margin * count_sd))
+    C = float(private_quantiles(Y, m, 0.0, u, r1, rounds, rng=rng, norms=True)[0])
+    mean, clipped = clipped_mean(Y, C)
+    sd = 2.0 * C / (n * math.sqrt(2.0 * r2))
+    back = rotate_back(mean + rng.standard_normal(D) * sd + shift, signs)[:d]
+    return back, C, clipped
+
+
+CLIP_GRID = (1.0, 3.0, 10.0, 30.0, 100.0, 300.0)   # clipping probabilities, times 1/n
+PILOT_REPS = 100
+
+
+def contest_pipeline(method: str, sig: np.ndarray, n: int, R: float, rho: float, param: float,
+                     clip: float | None = None):
+    """make_pipeline, and the "_p" methods: the same with clipping probability ``clip``."""
+    if not method.endswith("_p"):
+        return make_pipeline(method, sig, n, R, rho, param)
+    base = method[:-2]
+    if base in ("plain", "alg3"):
+        return two_stage_pipeline(sig, n, R, rho, share=param, scaling="none" if base == "plain" else "lemma",
+                                  clip_probability=clip)
+    return hybrid_pipeline(sig, n, R, standard_schedule(rho, int(param)), clip_probability=clip)
+
+
+def best_clip(method: str, sig: np.ndarray, mu: np.ndarray, n: int, R: float, rho: float, param: float,
+              key: list) -> float:
+    """The clipping probability of a "_p" method: the best of CLIP_GRID / n (capped at 1/2)
+    by a pilot simulation of PILOT_REPS replicates on its own seeds (key + [99, k]), as
+    a user who knows sigma can do before seeing the data.  (The semi-exact formula
+    cannot choose it: it leaves out the bias of clipping many rows around a noisy centre.)"""
+    grid = [min(0.5, c / n) for c in CLIP_GRID]
+    means = []
+    for k, p in enumerate(grid):
+        pipe = contest_pipeline(method, sig, n, R, rho, param, clip=p)
+        rng = np.random.default_rng(key + [99, k])
+        means.append(float(simulate_pipeline(pipe, sig, mu, np.zeros(sig.size), n, PILOT_REPS,
+                                             rng=rng).sample.mean()))
+    return grid[int(np.argmin(means))]
+
+
+def contest_best(method: str, sig: np.ndarray, n: int, R: float, rho: float) -> tuple[float, float]:
+    """(parameter, formula error) of a pipeline method at clipping 1/n, best over its grid
+    (hybrid_opt over the hybrid's grid too)."""
+    grid = {"plain": SHARES, "alg3": SHARES, "coinpress": CP_T, "hybrid": HY_T, "hybrid_opt": HY_T}[method]
+    errors = [pipeline_error(make_pipeline(method, sig, n, R, rho, p), sig, n) for p in grid]
+    k = int(np.argmin(errors))
+    return float(grid[k]), float(errors[k])
+
+
+def contest_cell(eps: float, R: float, d: int, alpha: float, n: int, methods=CONTEST_METHODS) -> list[dict]:
+    """Every method on one cell, the fixed replicate count, seeded per (cell, method).
+
+    Target: the sample mean (the study's).  Method k draws its data and noise from
+    default_rng([SEED, 7, 1000 eps, R index, d, alpha index, n, k]) (R index in
+    (0.1, 10, 1000)); the true mean is at 0.9 R from the public centre 0.
+    """
+    ia = ALPHAS.index(alpha)
+    iR = (0.1, 10.0, 1000.0).index(R)
+    sig = zipf_sigmas(d, alpha)
+    rho = rho_for(eps, DELTA)
+    reps = contest_reps(n, d)
+    key = [SEED, 7, int(round(1000 * eps)), iR, d, ia, n]
+    mu = true_mean(d, R, np.random.default_rng(key))
+    rows = []
+    for k, method in enumerate(methods):
+        if method == "hly_old" and (eps, R, d, alpha, n) not in ABLATION_CELLS:
+            continue
+        rng = np.random.default_rng(key + [CONTEST_METHODS.index(method)])
+        extra = dict(clipped=float("nan"), threshold=float("nan"))
+        if method.startswith("hly"):
+            T, z = hly_settings(d, R) if method == "hly" else (10, 0.0)
+            err, Cs, clips = np.empty(reps), np.empty(reps), np.empty(reps)
+            for i in range(reps):
+                X = rng.standard_normal((n, d)) * sig + mu
+                est, Cs[i], clips[i] = hly_tuned(X, R, rho, rng, T, z)
+                err[i] = float(np.sum((est - X.mean(axis=0)) ** 2))
+            param, formula = float(T), float("nan")
+            extra = dict(clipped=float(clips.mean() / n), threshold=float(np.median(Cs)))
+        else:
+            base = method[:-2] if method.endswith("_p") else method
+            param, formula = contest_best(base, sig, n, R, rho)
+            clip = None
+            if method.endswith("_p"):
+                clip = best_clip(method, sig, mu, n, R, rho, param, key + [CONTEST_METHODS.index(method)])
+                formula = float("nan")      # the formula leaves out the centre bias
+            pipe = contest_pipeline(method, sig, n, R, rho, param, clip=clip)
+            err = simulate_pipeline(pipe, sig, mu, np.zeros(d), n, reps, rng=rng).sample
+            extra["threshold"] = float(pipe[-1].threshold)
+            extra["clipped"] = 1.0 / n if clip is None else clip
+        rows.append(dict(epsilon=eps, R=R, d=d, alpha=alpha, n=n, method=method, param=param,
+                         reps=reps, mean=float(err.mean()), se=float(err.std(ddof=1) / math.sqrt(reps)),
+                         median=float(np.median(err)), formula=formula, **extra))
+        print("contest", eps, R, d, alpha, n, method, reps, f"{rows[-1]['mean']:.4g}",
+              f"{rows[-1]['se'] / rows[-1]['mean']:.3f}", flush=True)
+    return rows
+
+
+# sigma unknown, the budget share on a fine grid, paired (common random numbers)
+U_SHARES = (0.1, 0.2, 0.3, 0.4, 0.5, 0.55, 0.6, 0.65, 0.7, 0.75, 0.8)
+U_CELLS = ((10, 1.0, 10000), (100, 1.0, 1000), (10, 2.0, 10000))
+U_REPS = 200             # paired replicates per cell (100 where n d > 1e5)
+
+
+def unknown_fine_cell(d: int, alpha: float, n: int, reps: int = U_REPS) -> list[dict]:
+    """Method 6 at every share of U_SHARES and the same hybrid (t = 4) at known sigma.
+
+    Replicate i uses the same data and the same noise stream for every share
+    (default_rng([SEED, 8, d, alpha index, n, i])), so differences between shares are
+    paired; "share" -1 is the known-sigma hybrid with the whole budget on the same data.
+    """
+    R = 10.0
+    sig = zipf_sigmas(d, alpha)
+    rho = rho_for(1.0, DELTA)
+    ia = ALPHAS.index(alpha)
+    errs = np.empty((len(U_SHARES) + 1, reps))
+    for i in range(reps):
+        seed = [SEED, 8, d, ia, n, i]
+        mu = true_mean(d, R, np.random.default_rng(seed))
+        X = np.random.default_rng(seed + [1]).standard_normal((n, d)) * sig + mu
+        xbar = X.mean(axis=0)
+        for j, share in enumerate(U_SHARES):
+            rng = np.random.default_rng(seed + [2])
+            v = private_variances(X, SIGMA_BOUND**2, np.full(V_STEPS, share * rho / V_STEPS), rng=rng, z=0.5)
+            guess = np.sqrt(np.maximum(v.upper, 1e-300))
+            pipe = hybrid_pipeline(guess, n, R, standard_schedule((1.0 - share) * rho, 4))
+            errs[j, i] = float(np.sum((run_pipeline(X, np.zeros(d), pipe, rng=rng) - xbar) ** 2))
+        pipe = hybrid_pipeline(sig, n, R, standard_schedule(rho, 4))
+        errs[-1, i] = float(np.sum((run_pipeline(X, np.zeros(d), pipe, rng=np.random.default_rng(seed + [2]))
+                                    - xbar) ** 2))
+    rows = []
+    for j, share in enumerate(U_SHARES + (-1.0,)):
+        diff = errs[j] - errs[-1]
+        rows.append(dict(d=d, alpha=alpha, n=n, share=share, reps=reps, mean=float(errs[j].mean()),
+                         se=float(errs[j].std(ddof=1) / math.sqrt(reps)),
+                         diff_known=float(diff.mean()), diff_known_se=float(diff.std(ddof=1) / math.sqrt(reps))))
+    # paired differences to the best share (for the "within 2 s.e." statement)
+    k = int(np.argmin(errs[:-1].mean(axis=1)))
+    for j, row in enumerate(rows[:-1]):
+        diff = errs[j] - errs[k]
+        row["diff_best"] = float(diff.mean())
+        row["diff_best_se"] = float(diff.std(ddof=1) / math.sqrt(reps))
+    rows[-1]["diff_best"] = rows[-1]["diff_best_se"] = float("nan")
+    print("unknown_fine", d, alpha, n, "best share", U_SHARES[k], flush=True)
+    return rows
+
+
+# PLAN and PLAN-NOSCALE on the contest cells (arena B: the book's grid, target the
+# sample mean); universe (-R, R) per coordinate, the box that holds the prior ball.
+PLAN_METHODS = ("plan", "plan_noscale")
+PLAN_CELLS = tuple(c for c in CONTEST_CELLS if c[2] * c[4] <= 10**4 or c in ((1.0, 10.0, 10, 1.0, 10000),
+                                                                          (1.0, 10.0, 100, 1.0, 1000)))
+
+
+def contest_plan_cell(eps: float, R: float, d: int, alpha: float, n: int) -> list[dict]:
+    """PLAN (egmlib.plan.plan_mean, zCDP accounting, defaults) on one contest cell, with
+    the contest's fixed replicate count; method k draws from default_rng(key + [20 + k])."""
+    ia = ALPHAS.index(alpha)
+    iR = (0.1, 10.0, 1000.0).index(R)
+    sig = zipf_sigmas(d, alpha)
+    rho = rho_for(eps, DELTA)
+    reps = contest_reps(n, d)
+    key = [SEED, 7, int(round(1000 * eps)), iR, d, ia, n]
+    mu = true_mean(d, R, np.random.default_rng(key))
+    rows = []
+    for k, method in enumerate(PLAN_METHODS):
+        rng = np.random.default_rng(key + [20 + k])
+        err, clips = np.empty(reps), np.empty(reps)
+        for i in range(reps):
+            X = rng.standard_normal((n, d)) * sig + mu
+            res = plan_mean(X, rho, (-R, R), rng=rng, scaled=method == "plan")
+            err[i] = float(np.sum((res.mean - X.mean(axis=0)) ** 2))
+            clips[i] = res.clipped / n
+        rows.append(dict(epsilon=eps, R=R, d=d, alpha=alpha, n=n, method=method, param=0.0,
+                         reps=reps, mean=float(err.mean()), se=float(err.std(ddof=1) / math.sqrt(reps)),
+                         median=float(np.median(err)), formula=float("nan"),
+                         clipped=float(clips.mean()), threshold=float("nan")))
+        print("contest_plan", eps, R, d, alpha, n, method, f"{rows[-1]['mean']:.4g}", flush=True)
+    return rows
+
+
+# Arena A: PLAN's own Gaussian benchmark (settings of their baseline_comparison.py, as
+# scripts/plan_reproduction.py builds them): target the TRUE mean, sigma unknown to
+# PLAN, HLY and method 6, the universe (-U, U)^d as the public prior (for the ball
+# methods: the ball of radius U sqrt(d) around 0 that holds it).  Every method is
+# rho-zCDP under replacement (PLAN with accounting="zcdp").
+ARENA_A = (("gaussianC", 16, 0.125, 2.0), ("gaussianC", 16, 1.0, 2.0), ("gaussianA", 16, 0.25, 0.0),
+           ("gaussianC", 64, 0.125, 2.0))
+ARENA_A_METHODS = ("plan", "plan_noscale", "hly", "hly_iome", "unknown", "oracle_hybrid", "oracle_coinpress")
+ARENA_A_RUNS = 50                       # as the authors
+ARENA_A_SHARE = 0.25                    # method 6: share for the variances, PLAN's own quarter
+ARENA_A_RUNS_ROWS: list[dict] = []      # filled by arena_a_setting, written to arena_a_runs.csv
+
+
+def _plan_setting(experiment: str, d: int, alpha: float):
+    spec = importlib.util.spec_from_file_location(
+        "plan_reproduction", Path(__file__).resolve().parent / "plan_reproduction.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod.setting(experiment, d, alpha)
+
+
+def arena_a_setting(experiment: str, d: int, rho: float, alpha: float, runs: int = ARENA_A_RUNS) -> list[dict]:
+    """Every method of ARENA_A_METHODS on one of PLAN's settings; run i draws its data from
+    default_rng([SEED, 9, experiment, d, 10000 rho, 10 alpha, i]) and method k its noise
+    from the same key + [k + 1].  Error: ||estimate - mu||_2 (the authors' measure)."""
+    n, mu0, sig, U = _plan_setting(experiment, d, alpha)
+    mu = np.full(d, float(mu0))
+    R = U * math.sqrt(d)
+    T, z = hly_settings(d, R)
+    cp_t = int(contest_best("coinpress", sig, n, R, rho)[0])
+    hy_t = int(contest_best("hybrid", sig, n, R, rho)[0])
+    errs = {m: np.empty(runs) for m in ARENA_A_METHODS}
+    for i in range(runs):
+        key = [SEED, 9, ("gaussianA", "gaussianB", "gaussianC").index(experiment), d,
+               int(round(rho * 10000)), int(round(alpha * 10)), i]
+        X = np.random.default_rng(key).standard_normal((n, d)) * sig + mu
+        for k, m in enumerate(ARENA_A_METHODS):
+            rng = np.random.default_rng(key + [k + 1])
+            if m in ("plan", "plan_noscale"):
+                est = plan_mean(X, rho, (-U, U), rng=rng, scaled=m == "plan").mean
+            elif m == "hly":
+                est = hly_tuned(X, R, rho, rng, T, z)[0]
+            elif m == "hly_iome":       # the PLAN authors' settings of IOME
+                est = hly_mean(X, np.zeros(d), U / math.sqrt(d), rho, rng=rng, rounds=20,
+                               quantile_share=0.01, norm_bound=U, noise_margin=4.0,
+                               count_margin=2.0).mean
+            elif m == "unknown":
+                # steps: the book's V_STEPS for the bound sigma_j <= 1, plus one per
+                # decade by which the public bound U^2 exceeds 1 (fixed before the run)
+                s, steps = ARENA_A_SHARE, V_STEPS + max(0, math.ceil(math.log10(U * U)))
+                v = private_variances(X, U * U, np.full(steps, s * rho / steps), rng=rng, z=0.5)
+                guess = np.sqrt(np.maximum(v.upper, 1e-300))
+                est = run_pipeline(X, np.zeros(d), hybrid_pipeline(guess, n, R, standard_schedule((1 - s) * rho, 4)),
+                                   rng=rng)
+            elif m == "oracle_hybrid":
+                est = run_pipeline(X, np.zeros(d), make_pipeline("hybrid", sig, n, R, rho, hy_t), rng=rng)
+            else:
+                est = run_pipeline(X, np.zeros(d), make_pipeline("coinpress", sig, n, R, rho, cp_t), rng=rng)
+            errs[m][i] = float(np.linalg.norm(est - mu))
+    rows = []
+    for m in ARENA_A_METHODS:
+        e = errs[m]
+        diff = e - errs["plan"]          # paired: every method ran on the same data
+        rows.append(dict(experiment=experiment, n=n, d=d, rho=rho, alpha=alpha, method=m, runs=runs,
+                         mean=float(e.mean()), se=float(e.std(ddof=1) / math.sqrt(runs)),
+                         median=float(np.median(e)), diff_plan=float(diff.mean()),
+                         diff_plan_se=float(diff.std(ddof=1) / math.sqrt(runs))))
+    # the errors of every run, for paired comparisons of any two methods
+    runs_rows = [dict(experiment=experiment, d=d, rho=rho, alpha=alpha, run=i,
+                      **{m: float(errs[m][i]) for m in ARENA_A_METHODS}) for i in range(runs)]
+    ARENA_A_RUNS_ROWS.extend(runs_rows)
+    print("arena_a", experiment, d, rho, alpha, " ".join(f"{r['method']} {r['mean']:.4g}" for r in rows),
+          flush=True)
+    return rows
 
 
 def previous(name: str, every: bool = False) -> dict:
@@ -347,5 +690,53 @@ def main(parts: list[str]) -> None:
         write("unknown_sigma.csv" if "unknown" in parts else "unknown_sigma_large.csv", rows)
 
 
+def main_contest(parts: list[str]) -> None:
+    """The parts of issue 23: "contest", "unknown_fine", and "cell EPS R D ALPHA N"."""
+    import time
+
+    OUT.mkdir(parents=True, exist_ok=True)
+    if parts[0] == "cell":          # one cell of the contest, printed (the file is not touched)
+        eps, R, d, alpha, n = float(parts[1]), float(parts[2]), int(parts[3]), float(parts[4]), int(parts[5])
+        for row in contest_cell(eps, R, d, alpha, n):
+            print(row)
+        return
+    # "resume": cells already in the file are kept (every row is seeded by its cell, so
+    # they would be recomputed identically); the parts run in the order given
+    for part in parts:
+        if part not in ("contest", "unknown_fine", "contest_plan", "arena_a"):
+            continue
+        name = part + ".csv"
+        rows, done = [], set()
+        if "resume" in parts and (OUT / name).exists():
+            with open(OUT / name) as fh:
+                rows = [{k: _parse(v) for k, v in r.items()} for r in csv.DictReader(fh)]
+            fields = {"contest": ("epsilon", "R", "d", "alpha", "n"), "contest_plan": ("epsilon", "R", "d", "alpha", "n"),
+                      "unknown_fine": ("d", "alpha", "n"), "arena_a": ("experiment", "d", "rho", "alpha")}[part]
+            done = {tuple(r[k] if k == "experiment" else float(r[k]) for k in fields) for r in rows}
+            if part == "arena_a" and (OUT / "arena_a_runs.csv").exists():
+                with open(OUT / "arena_a_runs.csv") as fh:
+                    ARENA_A_RUNS_ROWS.extend({k: _parse(v) for k, v in r.items()} for r in csv.DictReader(fh))
+        start = time.time()
+        cells = {"contest": CONTEST_CELLS, "contest_plan": PLAN_CELLS, "unknown_fine": U_CELLS,
+                 "arena_a": ARENA_A}[part]
+        for cell in cells:
+            if tuple(x if isinstance(x, str) else float(x) for x in cell) in done:
+                continue
+            if part == "contest":
+                rows += contest_cell(*cell)
+            elif part == "contest_plan":
+                rows += contest_plan_cell(*cell)
+            elif part == "arena_a":
+                rows += arena_a_setting(*cell)
+                write("arena_a_runs.csv", ARENA_A_RUNS_ROWS)
+            else:
+                rows += unknown_fine_cell(*cell, reps=U_REPS if cell[0] * cell[2] <= 10**5 else 100)
+            write(name, rows)          # after each cell
+        print(f"{part}: {time.time() - start:.0f} s", flush=True)
+
+
 if __name__ == "__main__":
+    if sys.argv[1:2] and sys.argv[1] in ("contest", "unknown_fine", "contest_plan", "arena_a", "cell", "resume"):
+        main_contest(sys.argv[1:])
+        sys.exit(0)
     main(sys.argv[1:] or ["formulas", "simulations", "simulations_huge", "hly", "unknown"])

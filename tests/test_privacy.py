@@ -1,4 +1,4 @@
-"""Tests of egmlib.privacy: classic and analytic Gaussian calibration.
+"""Tests of egmlib.privacy: classic and analytic Gaussian calibration, zCDP accounting.
 
 References are computed here with mpmath at 60 digits from the defining
 formula of the privacy profile, independently of egmlib's cancellation-free
@@ -17,9 +17,22 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.configuration import set_hypothesis_home_dir
+from scipy import integrate
 from scipy.special import log_ndtr, ndtr
+from scipy.stats import norm
 
-from egmlib.privacy import _PROFILE_RTOL, analytic_sigma, classic_sigma, gaussian_delta
+from egmlib.privacy import (
+    _PROFILE_RTOL,
+    analytic_sigma,
+    classic_sigma,
+    gaussian_delta,
+    rho_for,
+    rho_for_cks,
+    zcdp_delta,
+    zcdp_epsilon_bound,
+    zcdp_epsilon_cks,
+    zcdp_to_epsilon_delta,
+)
 
 DPS = 60
 
@@ -449,3 +462,116 @@ def test_analytic_sigma_against_the_stored_50_digit_references() -> None:
         assert err >= 0.0, (eps, d, err)
         worst = max(worst, err)
     assert worst <= 1e-13
+
+
+# --------------------------------------------------------------------------- zCDP accounting
+# (moved from tests/test_coinpress.py with the accounting functions)
+
+
+def _delta_by_quadrature(mu: float, eps: float) -> float:
+    """delta(eps) = E[(1 - exp(eps - L))_+], L ~ N(mu^2/2, mu^2), by quadrature."""
+    m, s = mu * mu / 2, mu
+
+    def f(x):
+        return (1 - math.exp(eps - x)) * norm.pdf(x, m, s)
+
+    return integrate.quad(f, eps, m + 40 * s, epsabs=0, epsrel=1e-11, limit=200)[0]
+
+
+@pytest.mark.parametrize("rho", [0.01, 0.028, 0.5, 2.0])
+@pytest.mark.parametrize("eps", [0.5, 1.0, 3.0])
+def test_zcdp_delta_matches_the_privacy_loss_integral(rho, eps):
+    exact = zcdp_delta(rho, eps)
+    if exact > 1e-250:
+        assert exact == pytest.approx(_delta_by_quadrature(math.sqrt(2 * rho), eps), rel=1e-7)
+
+
+def test_composition_of_losses_is_one_gaussian():
+    """Sum of simulated privacy losses of three Gaussian mechanisms vs the exact profile."""
+    rng = np.random.default_rng(7)
+    rhos = np.array([0.02, 0.05, 0.13])
+    loss = sum(rng.normal(r, math.sqrt(2 * r), 2_000_000) for r in rhos)
+    eps = 0.8
+    mc = np.mean(np.maximum(0.0, 1 - np.exp(eps - loss)))
+    se = np.std(np.maximum(0.0, 1 - np.exp(eps - loss))) / math.sqrt(loss.size)
+    assert abs(mc - zcdp_delta(rhos.sum(), eps)) < 5 * se
+
+
+@pytest.mark.parametrize(("eps", "delta"), [(1.0, 1e-6), (0.5, 1e-6), (4.0, 1e-9), (0.1, 1e-3)])
+def test_rho_for_and_inverse(eps, delta):
+    rho = rho_for(eps, delta)
+    assert zcdp_delta(rho, eps) == pytest.approx(delta, rel=1e-6)
+    assert zcdp_to_epsilon_delta(rho, delta) == pytest.approx(eps, rel=1e-9)
+    assert zcdp_epsilon_bound(rho, delta) > eps
+
+
+@pytest.mark.parametrize(
+    ("call", "match"),
+    [
+        (lambda: rho_for(0.0, 1e-6), "epsilon"),
+        (lambda: rho_for(1.0, 1.0), "delta"),
+        (lambda: zcdp_to_epsilon_delta(-1.0, 1e-6), "rho must be in"),
+        (lambda: zcdp_to_epsilon_delta(0.5, 0.0), "delta must be in"),
+        (lambda: zcdp_delta(0.5, math.inf), "epsilon must be finite"),
+    ],
+)
+def test_accounting_rejects_bad_input(call, match):
+    with pytest.raises(ValueError, match=match):
+        call()
+
+
+# --------------------------------------------------------------------------- CKS conversion
+
+
+def _cks_mpmath(rho: float, delta: float) -> float:
+    """CKS's epsilon at 50 digits: the stationary point of the bound in alpha (mpmath's
+    findroot on the derivative, from the approximate minimiser), not egmlib's search."""
+    with mp.workdps(50):
+        r, L = mp.mpf(rho), mp.log(1 / mp.mpf(delta))
+
+        def f(a):
+            return a * r + (L + (a - 1) * mp.log(1 - 1 / a) - mp.log(a)) / (a - 1)
+
+        a0 = 1 + mp.sqrt(L / r)
+        a = mp.findroot(lambda x: mp.diff(f, x), a0)
+        assert a > 1
+        # a stationary point of a function that is convex here: a dense grid agrees
+        grid = [a0 * mp.mpf(k) / 200 for k in range(201, 2000, 7)] + [1 + mp.mpf(10) ** (-k) for k in range(1, 8)]
+        assert all(f(x) >= f(a) - mp.mpf(10) ** -30 for x in grid if x > 1)
+        return float(f(a))
+
+
+@pytest.mark.parametrize("rho", [0.001, 0.028, 0.5, 3.0, 200.0])
+@pytest.mark.parametrize("delta", [1e-3, 1e-6, 1e-10])
+def test_cks_conversion_matches_mpmath_and_sits_between_the_others(rho, delta):
+    cks = zcdp_epsilon_cks(rho, delta)
+    assert cks == pytest.approx(_cks_mpmath(rho, delta), rel=1e-9, abs=1e-12)
+    assert zcdp_to_epsilon_delta(rho, delta) <= cks * (1 + 1e-12)
+    assert cks <= zcdp_epsilon_bound(rho, delta)
+
+
+@pytest.mark.parametrize(("eps", "delta"), [(1.0, 1e-6), (0.25, 1e-6), (4.0, 1e-9)])
+def test_rho_for_cks_inverts_and_is_bracketed(eps, delta):
+    rho = rho_for_cks(eps, delta)
+    assert zcdp_epsilon_cks(rho, delta) == pytest.approx(eps, rel=1e-9)
+    L = math.log(1 / delta)
+    assert (math.sqrt(L + eps) - math.sqrt(L)) ** 2 < rho < rho_for(eps, delta)
+
+
+def test_cks_delta_form():
+    """CKS's Proposition in its delta form, at the epsilon found: inf over alpha of
+    exp((alpha-1)(alpha rho - eps)) (1 - 1/alpha)^alpha / (alpha - 1) equals delta."""
+    rho, delta = 0.3, 1e-6
+    eps = zcdp_epsilon_cks(rho, delta)
+    alphas = np.exp(np.linspace(math.log(1.001), math.log(200), 200001))
+    logd = (alphas - 1) * (alphas * rho - eps) + alphas * np.log1p(-1 / alphas) - np.log(alphas - 1)
+    assert math.exp(logd.min()) == pytest.approx(delta, rel=1e-6)
+
+
+def test_cks_bad_input():
+    with pytest.raises(ValueError, match="rho must be in"):
+        zcdp_epsilon_cks(0.0, 1e-6)
+    with pytest.raises(ValueError, match="delta must be in"):
+        zcdp_epsilon_cks(0.5, 1.0)
+    with pytest.raises(ValueError, match="epsilon"):
+        rho_for_cks(-1.0, 1e-6)
