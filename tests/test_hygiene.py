@@ -287,3 +287,18 @@ def test_page_code_fits(path: Path):
     code = _fenced_code({"source": [path.read_text()]})
     long = [line for line in code if len(line) > CODE_WIDTH]
     assert not long, f"{len(long)} code lines over {CODE_WIDTH} characters, e.g. {long[0]!r}"
+
+
+def test_bibliography_parses_with_unique_keys():
+    """references.bib is read by pybtex (as sphinxcontrib-bibtex reads it) without a
+    syntax error, and no key is defined twice (a merge that drops a closing brace or
+    appends an entry twice fails here, not only in the book build)."""
+    import re
+
+    from pybtex.database import parse_file
+
+    text = (ROOT / "references.bib").read_text()
+    keys = re.findall(r"^@\w+\{([^,\s]+),", text, flags=re.M)
+    assert len(keys) == len(set(keys)), sorted(k for k in keys if keys.count(k) > 1)
+    entries = parse_file(str(ROOT / "references.bib")).entries
+    assert sorted(entries.keys()) == sorted(keys)
