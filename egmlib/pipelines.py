@@ -241,7 +241,7 @@ def coinpress_pipeline(sigmas: ArrayLike, n: int, radius: float, rhos: ArrayLike
     -------
     tuple of Step
         Ball steps with scaling ``1 / sigma`` and the thresholds of
-        :func:`coinpress_schedule`.
+        :func:`egmlib.coinpress.coinpress_schedule`.
 
     Raises
     ------
