@@ -67,6 +67,24 @@ def check_int(name: str, value: object, *, low: int | None = None, high: int | N
     return k
 
 
+def check_count(name: str, value: object, low: int = 1) -> int:
+    """Return ``value`` as a Python int ``>= low`` (bools and floats are refused): the
+    counts of the estimators (rows, dimensions, rounds, replicates)."""
+    if isinstance(value, bool) or not isinstance(value, (numbers.Integral, np.integer)):
+        raise TypeError(f"{name} must be an integer, got {value!r}")
+    if int(value) < low:
+        raise ValueError(f"{name} must be an integer >= {low}, got {value!r}")
+    return int(value)
+
+
+def check_rows(name: str, value: object, low: int = 2) -> NDArray[np.float64]:
+    """Return ``value`` as a finite real 2-d float array with at least ``low`` rows."""
+    arr = check_array(name, value, ndim=2)
+    if arr.shape[0] < low:
+        raise ValueError(f"{name} must have at least {low} rows, got {arr.shape[0]}")
+    return arr
+
+
 def check_positive(name: str, value: object) -> float:
     """A finite float > 0."""
     return check_real(name, value, low=0.0, low_open=True)

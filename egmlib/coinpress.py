@@ -17,13 +17,20 @@ pipeline on whitened data) are in :mod:`egmlib.pipelines`; the zCDP accounting i
 from __future__ import annotations
 
 import math
-import numbers
 from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from egmlib._validation import check_array, check_positive, check_probability, check_rng, overflow_guard
+from egmlib._validation import (
+    check_array,
+    check_count,
+    check_positive,
+    check_probability,
+    check_rng,
+    check_rows,
+    overflow_guard,
+)
 
 __all__ = [
     "tail_bound",
@@ -39,12 +46,7 @@ _SQRT_LOG = 3.0                # the authors' constant "3 in place of sqrt(log(2
 # --------------------------------------------------------------------------
 # validation helpers
 # --------------------------------------------------------------------------
-def _count(name: str, value: object, low: int = 1) -> int:
-    if isinstance(value, bool) or not isinstance(value, (numbers.Integral, np.integer)):
-        raise TypeError(f"{name} must be an integer, got {value!r}")
-    if int(value) < low:
-        raise ValueError(f"{name} must be an integer >= {low}, got {value!r}")
-    return int(value)
+_count = check_count  # egmlib._validation: name, accepted range, value
 
 
 def _rhos(value: ArrayLike) -> NDArray[np.float64]:
@@ -52,10 +54,7 @@ def _rhos(value: ArrayLike) -> NDArray[np.float64]:
 
 
 def _data(X: ArrayLike) -> NDArray[np.float64]:
-    arr = check_array("X", X, ndim=2)
-    if arr.shape[0] < 2:
-        raise ValueError(f"X must have at least 2 rows, got {arr.shape[0]}")
-    return arr
+    return check_rows("X", X)
 
 
 # --------------------------------------------------------------------------

@@ -49,13 +49,13 @@ passes over the rows work on blocks of about 16 MB.
 from __future__ import annotations
 
 import math
-import numbers
 from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from egmlib._validation import (
+    check_count,
     check_array,
     check_bool,
     check_positive,
@@ -86,12 +86,7 @@ _CENTER_SHARE = 0.25           # the authors' code: prop = 0.25
 _QUANTILE_SHARE = 0.25         # the authors' code: p1 = 0.25 p (of what the shift leaves)
 
 
-def _count(name: str, value: object, low: int = 1) -> int:
-    if isinstance(value, bool) or not isinstance(value, (numbers.Integral, np.integer)):
-        raise TypeError(f"{name} must be an integer, got {value!r}")
-    if int(value) < low:
-        raise ValueError(f"{name} must be an integer >= {low}, got {value!r}")
-    return int(value)
+_count = check_count  # egmlib._validation: name, accepted range, value
 
 
 @overflow_guard

@@ -27,13 +27,20 @@ blocks of about 16 MB; a simulated data set is held whole only while
 from __future__ import annotations
 
 import math
-import numbers
 from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from egmlib._validation import check_array, check_positive, check_real, check_rng, overflow_guard
+from egmlib._validation import (
+    check_array,
+    check_count,
+    check_positive,
+    check_real,
+    check_rng,
+    check_rows,
+    overflow_guard,
+)
 from egmlib.coinpress import coinpress_schedule, tail_bound
 from egmlib.gchi2 import isf as _gchi2_isf
 from egmlib.gchi2 import sf as _gchi2_sf
@@ -65,12 +72,7 @@ _SCALINGS = ("lemma", "optimal", "none")
 # --------------------------------------------------------------------------
 # validation helpers
 # --------------------------------------------------------------------------
-def _count(name: str, value: object, low: int = 1) -> int:
-    if isinstance(value, bool) or not isinstance(value, (numbers.Integral, np.integer)):
-        raise TypeError(f"{name} must be an integer, got {value!r}")
-    if int(value) < low:
-        raise ValueError(f"{name} must be an integer >= {low}, got {value!r}")
-    return int(value)
+_count = check_count  # egmlib._validation: name, accepted range, value
 
 
 def _rhos(value: ArrayLike) -> NDArray[np.float64]:
@@ -78,10 +80,7 @@ def _rhos(value: ArrayLike) -> NDArray[np.float64]:
 
 
 def _data(X: ArrayLike) -> NDArray[np.float64]:
-    arr = check_array("X", X, ndim=2)
-    if arr.shape[0] < 2:
-        raise ValueError(f"X must have at least 2 rows, got {arr.shape[0]}")
-    return arr
+    return check_rows("X", X)
 
 
 def _sig(sigmas: ArrayLike) -> NDArray[np.float64]:
