@@ -23,7 +23,22 @@ from pathlib import Path
 
 import pytest
 
-from book_builds import build_book, compile_pdf
+
+
+def build_book(*args):
+    """tests/book_builds.py's build, imported on first use: it needs the book's
+    packages (yaml, jupyter-book), which `make library-check`'s bare environments,
+    running egmlib's unit tests with only the library's dependencies, do not have."""
+    from book_builds import build_book as build
+
+    return build(*args)
+
+
+def compile_pdf(*args):
+    """tests/book_builds.py's pdflatex run, imported on first use (see build_book)."""
+    from book_builds import compile_pdf as compile_
+
+    return compile_(*args)
 
 
 def pytest_configure(config):
