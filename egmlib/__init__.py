@@ -13,7 +13,7 @@ extra, and is imported on first use), :mod:`egmlib.optimal` (the exactly
 optimal scaling, box clipping, the clipping-probability trade-off, a private centre),
 :mod:`egmlib.coinpress` (CoinPress), :mod:`egmlib.pipelines` (the private-centre
 pipelines the book compares, their simulation and error formula, private variances),
-:mod:`egmlib.hly` (Huang, Liang & Yi's shifted clipped mean), :mod:`egmlib.plan`
+:mod:`egmlib.report` (how the book prints numbers), :mod:`egmlib.hly` (Huang, Liang & Yi's shifted clipped mean), :mod:`egmlib.plan`
 (PLAN of Aumüller, Lebeda, Nelson & Pagh: private centre, variances and scaling).
 The zCDP accounting is in :mod:`egmlib.privacy`.
 """

@@ -1,0 +1,149 @@
+"""Numbers for people: how the book prints a number in its prose.
+
+One rule for every chapter (:func:`format_number`), and one call that formats a
+number and glues it for the text (:func:`glue_number`, needs myst-nb):
+
+* integers with thousands separators: ``10,000``;
+* other numbers with a stated precision, either ``digits`` significant digits or
+  ``decimals`` places, trailing zeros kept (the precision is part of the number);
+* very small or very large numbers as a power of ten, ``1.23 × 10⁻⁶``, never in
+  Python's e-notation (``1.23e-06``); an exact power of ten as ``10⁶``;
+* the minus sign is the typographic one (U+2212).
+
+The text form uses Unicode (the multiplication sign and superscript digits), so
+that it reads the same in the HTML and, with the PDF's preamble, in LaTeX.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+
+import numpy as np
+
+from egmlib._validation import check_int, check_real
+
+__all__ = ["format_number", "glue_number"]
+
+_SUPERSCRIPT = str.maketrans("0123456789-", "⁰¹²³⁴⁵⁶⁷⁸⁹⁻")
+_MINUS = "\u2212"
+
+
+def _is_integer(value: object) -> bool:
+    return isinstance(value, (numbers.Integral, np.integer)) and not isinstance(value, bool)
+
+
+def _signed(text: str, negative: bool) -> str:
+    return (_MINUS + text) if negative else text
+
+
+def format_number(
+    value: float,
+    digits: int = 3,
+    *,
+    decimals: int | None = None,
+    small: float = 1e-3,
+    large: float = 1e6,
+) -> str:
+    """The book's printed form of ``value``.
+
+    Parameters
+    ----------
+    value : float or int
+        A finite real number.  A Python or numpy integer is printed exactly, with
+        thousands separators, unless it is at least ``large`` in absolute value.
+    digits : int, optional
+        Significant digits (1 to 17) of a non-integer, trailing zeros kept.
+    decimals : int, optional
+        Fixed places after the point (0 to 17) instead of ``digits``; the number is
+        then never printed as a power of ten.
+    small, large : float, optional
+        A nonzero number below ``small`` or at least ``large`` in absolute value
+        (after rounding) is printed as ``m × 10ᵏ`` (``small`` in (0, 1],
+        ``large`` >= 1).
+
+    Returns
+    -------
+    str
+        The number as text: ``10,000``, ``0.0280``, ``1.55``, ``−2.50 × 10⁻⁷``,
+        ``10⁶``.
+
+    Examples
+    --------
+    >>> format_number(10000)
+    '10,000'
+    >>> format_number(1.5525, 3)
+    '1.55'
+    >>> format_number(2.0, 3)
+    '2.00'
+    >>> format_number(4.77e-3, 3)
+    '0.00477'
+    >>> format_number(5.63e-6, 3)
+    '5.63 × 10⁻⁶'
+    >>> format_number(1e6)
+    '10⁶'
+    >>> format_number(1.15e7, 3)
+    '1.15 × 10⁷'
+    >>> format_number(-0.25, decimals=3)
+    '−0.250'
+    >>> format_number(1234.5678, decimals=1)
+    '1,234.6'
+    """
+    digits = check_int("digits", digits, low=1, high=17)
+    if decimals is not None:
+        decimals = check_int("decimals", decimals, low=0, high=17)
+    small = check_real("small", small, low=0.0, high=1.0, low_open=True)
+    large = check_real("large", large, low=1.0)
+    exact_integer = _is_integer(value)
+    x = check_real("value", value)
+    negative = x < 0 or (x == 0 and math.copysign(1.0, x) < 0 and not exact_integer)
+    a = abs(x)
+    if exact_integer and abs(int(value)) < large:  # type: ignore[call-overload]
+        return _signed(f"{abs(int(value)):,d}", int(value) < 0)  # type: ignore[call-overload]
+    if decimals is not None:
+        text = f"{a:,.{decimals}f}"
+        negative = negative and any(c not in "0.," for c in text)
+        return _signed(text, negative)
+    if a == 0.0:
+        return "0" if digits == 1 else "0." + "0" * (digits - 1)
+    # round to the significant digits first, then decide the form
+    mantissa, exponent = f"{a:.{digits - 1}e}".split("e")
+    k = int(exponent)
+    rounded = float(f"{mantissa}e{k}")
+    if rounded < small or rounded >= large:
+        power = "10" + str(k).translate(_SUPERSCRIPT)
+        if float(mantissa) == 1.0 and a == float(f"1e{k}"):  # an exact power of ten
+            return _signed(power, negative)
+        return _signed(f"{mantissa} × {power}", negative)
+    places = max(digits - 1 - k, 0)
+    return _signed(f"{rounded:,.{places}f}", negative)
+
+
+def glue_number(
+    name: str,
+    value: float,
+    digits: int = 3,
+    *,
+    decimals: int | None = None,
+    small: float = 1e-3,
+    large: float = 1e6,
+) -> str:
+    """Format ``value`` by :func:`format_number` and glue it (myst-nb) as ``name``.
+
+    The text then reads ``{glue:text}`name``` (no format spec: the number is
+    already text).  Returns the text.  Needs myst-nb (the book's environment).
+
+    Parameters
+    ----------
+    name : str
+        The glue key: a Python identifier.
+    value, digits, decimals, small, large
+        As for :func:`format_number`.
+    """
+    if not isinstance(name, str) or not name.isidentifier():
+        raise ValueError(f"name must be a Python identifier, got {name!r}"[:120])
+    text = format_number(value, digits, decimals=decimals, small=small, large=large)
+    from myst_nb import glue  # the book's environment only
+
+    glue(name, text, display=False)
+    return text

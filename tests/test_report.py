@@ -1,0 +1,80 @@
+"""egmlib.report: the printed form of numbers (issue 26).
+
+The expected strings are written out by hand from the rule in the module's docstring,
+and a round trip (parse the text back, compare with the value at the stated precision)
+checks the rule on random values, so a formatter that prints the right shape with the
+wrong digits fails."""
+
+from __future__ import annotations
+
+import math
+import re
+
+import numpy as np
+import pytest
+
+from egmlib.report import format_number, glue_number
+
+SUP = str.maketrans("⁰¹²³⁴⁵⁶⁷⁸⁹⁻", "0123456789-")
+
+
+def parse(text: str) -> float:
+    """The value a reader takes from ``text`` (the inverse of the rule)."""
+    text = text.replace("\u2212", "-").replace(",", "")
+    m = re.fullmatch(r"(-?)(?:([\d.]+) × )?10([⁰¹²³⁴⁵⁶⁷⁸⁹⁻]+)", text)
+    if m:
+        mant = float(m.group(2)) if m.group(2) else 1.0
+        return float(m.group(1) + "1") * mant * 10.0 ** int(m.group(3).translate(SUP))
+    return float(text)
+
+
+@pytest.mark.parametrize("value, kwargs, expected", [
+    (10_000, {}, "10,000"),
+    (np.int64(-1234567), {"large": 1e7}, "\u22121,234,567"),
+    (0, {}, "0"),
+    (1.5525, {}, "1.55"),
+    (1.5295, {"digits": 4}, "1.530"),
+    (2.0, {}, "2.00"),
+    (0.0280145, {}, "0.0280"),
+    (4.77e-3, {}, "0.00477"),
+    (9.996e-4, {}, "0.00100"),   # rounds up into the plain range
+    (5.63e-6, {}, "5.63 × 10⁻⁶"),
+    (-2.5e-7, {}, "\u22122.50 × 10⁻⁷"),
+    (1e6, {}, "10⁶"),
+    (1_000_000, {}, "10⁶"),
+    (1.15e7, {}, "1.15 × 10⁷"),
+    (999_999.0, {}, "1.00 × 10⁶"),  # rounds to a power of ten: precision kept
+    (123_456.7, {}, "123,000"),
+    (1234.5678, {"decimals": 1}, "1,234.6"),
+    (-0.0001, {"decimals": 2}, "0.00"),  # no negative zero
+    (1e-30, {"decimals": 3}, "0.000"),
+    (0.0, {"digits": 3}, "0.00"),
+    (3.0, {"digits": 1}, "3"),
+])
+def test_examples(value: float, kwargs: dict, expected: str) -> None:
+    assert format_number(value, **kwargs) == expected
+
+
+def test_round_trip_on_random_values() -> None:
+    rng = np.random.default_rng(26)
+    for x in rng.choice([-1, 1], 2000) * 10.0 ** rng.uniform(-12, 12, 2000):
+        for digits in (1, 2, 3, 6):
+            text = format_number(float(x), digits)
+            assert "e" not in text and "E" not in text
+            assert math.isclose(parse(text), x, rel_tol=0.5 * 10.0 ** (1 - digits) * 1.0000001), (x, text)
+
+
+@pytest.mark.parametrize("kwargs, name", [
+    ({"value": float("nan")}, "value"), ({"value": float("inf")}, "value"),
+    ({"value": 1.0, "digits": 0}, "digits"), ({"value": 1.0, "digits": 18}, "digits"),
+    ({"value": 1.0, "decimals": -1}, "decimals"), ({"value": 1.0, "small": 0.0}, "small"),
+    ({"value": 1.0, "large": 0.5}, "large"),
+])
+def test_bad_input_names_the_parameter(kwargs: dict, name: str) -> None:
+    with pytest.raises((ValueError, TypeError), match=name):
+        format_number(**kwargs)
+
+
+def test_glue_number_refuses_a_bad_name() -> None:
+    with pytest.raises(ValueError, match="name"):
+        glue_number("not an identifier", 1.0)
