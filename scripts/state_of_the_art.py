@@ -44,14 +44,16 @@ see the comment at CLIP_LOW): .venv/bin/python scripts/state_of_the_art.py conte
 given) into contest_tuned.csv and writes contest_pilot.csv (the pilot curves).  (The "_p"
 rows of contest.csv are those of the earlier grid {1, 3, ..., 300}/n, with a pilot for
 plain_p, alg3_p and hybrid_p only; the chapter reads them until it is updated to
-contest_tuned.csv, issue 23.)  Its CPU time, measured: about
-1.5 CPU-min for the six cells with n d < 1e4 and about 3 CPU-min for the four others
-(the pilot scans every grid point there only every third, see COARSE_ND); on the shared
-machine (load 40-55 on 2 cores) the run took about 40 min of wall clock, in one process
-per cell and method.
+contest_tuned.csv, issue 23.)  Its CPU time: about 15 CPU-s
+per cell with n d < 1e4 (measured), and, estimated from the measured time of one
+replicate (9 ms at n d = 1e5), about 1 CPU-min per cell with n d >= 1e4 (the pilot
+scans every grid point there only every third, see COARSE_ND).
 The unknown_fine part (eight cells and shares from 0.02 since issue 23 item 6) writes
 unknown_shares.csv (unknown_fine.csv, read by the chapter until it is updated, holds the
-earlier three cells and shares from 0.1); about 5 CPU-min.
+earlier three cells and shares from 0.1); about 5 CPU-min.  Stored (session 7, the
+machine at load 40-90): contest_tuned.csv and contest_pilot.csv hold the six cells with
+n d < 1e4, computed one process per cell (about 15 CPU-s per cell); unknown_shares.csv
+holds (10, 1, 1e4) and (100, 1, 1e3); the other cells did not finish.
 """
 
 from __future__ import annotations
