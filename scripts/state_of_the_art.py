@@ -37,6 +37,23 @@ contest_plan.csv, printing each part's run time.  Measured on the shared 2-core 
 contest 501 s for its last six cells (the first five in an earlier run), wall clock.
 One contest cell alone, printed:
 .venv/bin/python scripts/state_of_the_art.py cell EPS R D ALPHA N
+
+Issue 23, item 3 (every method of 1-4 at a clipping probability tuned by one oracle rule;
+see the comment at CLIP_LOW): .venv/bin/python scripts/state_of_the_art.py contest_p
+[EPS R D ALPHA N] recomputes the "_p" rows of contest.csv (all cells, or the one cell
+given) into contest_tuned.csv and writes contest_pilot.csv (the pilot curves).  (The "_p"
+rows of contest.csv are those of the earlier grid {1, 3, ..., 300}/n, with a pilot for
+plain_p, alg3_p and hybrid_p only; the chapter reads them until it is updated to
+contest_tuned.csv, issue 23.)  Its CPU time: about 15 CPU-s
+per cell with n d < 1e4 (measured), and, estimated from the measured time of one
+replicate (9 ms at n d = 1e5), about 1 CPU-min per cell with n d >= 1e4 (the pilot
+scans every grid point there only every third, see COARSE_ND).
+The unknown_fine part (eight cells and shares from 0.02 since issue 23 item 6) writes
+unknown_shares.csv (unknown_fine.csv, read by the chapter until it is updated, holds the
+earlier three cells and shares from 0.1); about 5 CPU-min.  Stored (session 7, the
+machine at load 40-90): contest_tuned.csv and contest_pilot.csv hold the six cells with
+n d < 1e4, computed one process per cell (about 15 CPU-s per cell); unknown_shares.csv
+holds (10, 1, 1e4) and (100, 1, 1e3); the other cells did not finish.
 """
 
 from __future__ import annotations
@@ -276,7 +293,8 @@ def unknown_sigma_cell(d: int, alpha: float, n: int, share: float) -> dict:
 # CPU budget before the cells they affect were run.)  Run time: the part prints it
 # ("contest: ... s"); a few minutes of one idle core.
 CONTEST_METHODS = ("plain", "alg3", "coinpress", "hybrid", "hybrid_opt",
-                   "plain_p", "alg3_p", "hybrid_p", "hly", "hly_old")
+                   "plain_p", "alg3_p", "hybrid_p", "hly", "hly_old",
+                   "coinpress_p", "hybrid_opt_p")   # appended: earlier seeds unchanged
 CONTEST_CELLS = (                                   # (epsilon, R, d, alpha, n)
     (1.0, 10.0, 10, 0.1, 1000), (1.0, 10.0, 10, 1.0, 1000), (1.0, 10.0, 10, 2.0, 1000),
     (1.0, 10.0, 10, 0.1, 10000), (1.0, 10.0, 10, 0.5, 10000), (1.0, 10.0, 10, 1.0, 10000),
@@ -344,8 +362,55 @@ def hly_tuned(X: np.ndarray, R: float, rho: float, rng: np.random.Generator,
     return back, C, clipped
 
 
-CLIP_GRID = (1.0, 3.0, 10.0, 30.0, 100.0, 300.0)   # clipping probabilities, times 1/n
+# Tuned clipping (issue 23, item 3).  Every "_p" method -- plain_p, alg3_p, coinpress_p,
+# hybrid_p, hybrid_opt_p -- gets the SAME tuning: the clipping probability that minimises
+# the mean error of a pilot simulation over the grid clip_grid(n, method), on ONE pilot
+# sample per cell (seed key + [99], shared by all methods and all grid points: common
+# random numbers, so that the grid points are compared on the same data and noise).
+# The grid: factor 2 from 1/(4n) up to 1/2, then 3/4, 7/8, 15/16 (hybrid_opt_p stops at
+# 1/2, the largest p that optimal_scaling accepts), so that the optimum can be interior:
+# the earlier grid {1, 3, ..., 300}/n stopped at its top in 5 of 10 cells.  The pilot
+# draws from the true law: it knows mu and sigma.  It is an ORACLE tuning, given alike
+# to every known-sigma method (their share or iteration count is an oracle choice too:
+# the formula at the true sigma); HLY and PLAN do not know sigma and are not tuned.
+CLIP_LOW = 0.25                      # the grid starts at CLIP_LOW / n
+CLIP_TOP = (0.5, 0.75, 0.875, 0.9375)
 PILOT_REPS = 100
+COARSE_ND = 10**4      # where n d >= COARSE_ND the pilot scans every third grid point and
+                       # then the two points either side of the best (CPU budget; chosen
+                       # before those cells ran)
+P_METHODS = ("plain_p", "alg3_p", "hybrid_p", "coinpress_p", "hybrid_opt_p")
+PILOT_ROWS: list[dict] = []          # the pilot curves, written to contest_pilot.csv
+
+
+def clip_grid(n: int, method: str = "hybrid_p") -> list[float]:
+    """The clipping probabilities tried by ``method``'s pilot (see above)."""
+    grid, p = [], CLIP_LOW / n
+    while p < CLIP_TOP[0]:
+        grid.append(p)
+        p *= 2.0
+    return grid + list(CLIP_TOP[:1] if method == "hybrid_opt_p" else CLIP_TOP)
+
+
+def coinpress_clipped(sig: np.ndarray, n: int, R: float, rho: float, t: int, clip: float):
+    """CoinPress (its schedule, its budget, whitened coordinates) with only its last
+    step's tail radius g changed: from the authors' 0.99 tail bound to the exact
+    quantile sqrt(chi2_d isf(clip)), so that the last step clips a whitened row around
+    the true mean with probability ``clip``.  The threshold keeps the authors' form
+    min(sqrt(r^2 + 6 r + g^2), r + g), r the radius after the previous steps."""
+    from scipy.stats import chi2 as _chi2
+
+    from egmlib.coinpress import coinpress_schedule
+
+    rhos = standard_schedule(rho, t)
+    pipe = make_pipeline("coinpress", sig, n, R, rho, t)
+    sched = coinpress_schedule(n, sig.size, R / float(sig.min()), rhos)
+    r = float(sched.radii[-2]) if t > 1 else R / float(sig.min())
+    g = math.sqrt(float(_chi2.isf(clip, sig.size)))
+    T = min(math.sqrt(r * r + 2.0 * 3.0 * r + g * g), r + g)
+    last = pipe[-1]
+    sd = (2.0 * T / n) / math.sqrt(2.0 * last.rho)
+    return pipe[:-1] + (type(last)("ball", last.scaling, np.asarray(T), np.full(sig.size, sd), last.rho),)
 
 
 def contest_pipeline(method: str, sig: np.ndarray, n: int, R: float, rho: float, param: float,
@@ -357,23 +422,48 @@ def contest_pipeline(method: str, sig: np.ndarray, n: int, R: float, rho: float,
     if base in ("plain", "alg3"):
         return two_stage_pipeline(sig, n, R, rho, share=param, scaling="none" if base == "plain" else "lemma",
                                   clip_probability=clip)
-    return hybrid_pipeline(sig, n, R, standard_schedule(rho, int(param)), clip_probability=clip)
+    if base == "coinpress":
+        return coinpress_clipped(sig, n, R, rho, int(param), 1.0 / n if clip is None else clip)
+    return hybrid_pipeline(sig, n, R, standard_schedule(rho, int(param)), clip_probability=clip,
+                           scaling="optimal" if base == "hybrid_opt" else "lemma")
 
 
 def best_clip(method: str, sig: np.ndarray, mu: np.ndarray, n: int, R: float, rho: float, param: float,
-              key: list) -> float:
-    """The clipping probability of a "_p" method: the best of CLIP_GRID / n (capped at 1/2)
-    by a pilot simulation of PILOT_REPS replicates on its own seeds (key + [99, k]), as
-    a user who knows sigma can do before seeing the data.  (The semi-exact formula
-    cannot choose it: it leaves out the bias of clipping many rows around a noisy centre.)"""
-    grid = [min(0.5, c / n) for c in CLIP_GRID]
-    means = []
-    for k, p in enumerate(grid):
-        pipe = contest_pipeline(method, sig, n, R, rho, param, clip=p)
-        rng = np.random.default_rng(key + [99, k])
-        means.append(float(simulate_pipeline(pipe, sig, mu, np.zeros(sig.size), n, PILOT_REPS,
-                                             rng=rng).sample.mean()))
-    return grid[int(np.argmin(means))]
+              key: list, tag: dict) -> float:
+    """The clipping probability of a "_p" method: the grid point of clip_grid(n) with the
+    smallest mean error in the pilot (PILOT_REPS replicates from default_rng(key + [99])
+    at every grid point and for every method: common random numbers).  The curve goes
+    to PILOT_ROWS.  (The semi-exact formula cannot choose p: it leaves out the bias of
+    clipping many rows around a noisy centre.)"""
+    grid = clip_grid(n, method)
+    samples: dict[int, np.ndarray] = {}
+
+    def pilot(j: int) -> float:
+        if j not in samples:
+            pipe = contest_pipeline(method, sig, n, R, rho, param, clip=grid[j])
+            samples[j] = simulate_pipeline(pipe, sig, mu, np.zeros(sig.size), n, PILOT_REPS,
+                                           rng=np.random.default_rng(key + [99])).sample
+        return float(samples[j].mean())
+
+    if n * sig.size < COARSE_ND:            # every grid point
+        todo = range(len(grid))
+    else:                                   # every third point, then two either side of the best
+        coarse = sorted(set(range(0, len(grid), 3)) | {len(grid) - 1})
+        k0 = min(coarse, key=pilot)
+        todo = [j for j in range(k0 - 2, k0 + 3) if 0 <= j < len(grid)]
+    for j in todo:
+        pilot(j)
+    k = min(samples, key=lambda j: samples[j].mean())     # the first of equal means
+    means = {i: float(e.mean()) for i, e in samples.items()}
+    ses = {i: float(e.std(ddof=1) / math.sqrt(e.size)) for i, e in samples.items()}
+    for j in sorted(samples):
+        p = grid[j]
+        diff = samples[j] - samples[k]          # paired with the pilot's best
+        PILOT_ROWS.append(dict(**tag, method=method, clip=p, n_clip=p * n,
+                               mean=means[j], se=ses[j], diff_best=float(diff.mean()),
+                               diff_best_se=float(diff.std(ddof=1) / math.sqrt(diff.size)),
+                               chosen=j == k, interior=0 < k < len(grid) - 1))
+    return grid[k]
 
 
 def contest_best(method: str, sig: np.ndarray, n: int, R: float, rho: float) -> tuple[float, float]:
@@ -419,7 +509,8 @@ def contest_cell(eps: float, R: float, d: int, alpha: float, n: int, methods=CON
             param, formula = contest_best(base, sig, n, R, rho)
             clip = None
             if method.endswith("_p"):
-                clip = best_clip(method, sig, mu, n, R, rho, param, key + [CONTEST_METHODS.index(method)])
+                clip = best_clip(method, sig, mu, n, R, rho, param, key,
+                                 dict(epsilon=eps, R=R, d=d, alpha=alpha, n=n))
                 formula = float("nan")      # the formula leaves out the centre bias
             pipe = contest_pipeline(method, sig, n, R, rho, param, clip=clip)
             err = simulate_pipeline(pipe, sig, mu, np.zeros(d), n, reps, rng=rng).sample
@@ -434,24 +525,26 @@ def contest_cell(eps: float, R: float, d: int, alpha: float, n: int, methods=CON
 
 
 # sigma unknown, the budget share on a fine grid, paired (common random numbers)
-U_SHARES = (0.1, 0.2, 0.3, 0.4, 0.5, 0.55, 0.6, 0.65, 0.7, 0.75, 0.8)
-U_CELLS = ((10, 1.0, 10000), (100, 1.0, 1000), (10, 2.0, 10000))
+U_SHARES = (0.02, 0.05, 0.1, 0.2, 0.3, 0.4, 0.45, 0.5, 0.55, 0.6, 0.65, 0.7, 0.75, 0.8)
+# the cells of the pilot sweep (V_CELLS), each rerun with fixed, paired replicates
+# (issue 23 item 6; 0.02, 0.05 and 0.45 added, and the cells with n = 1e3 at d = 10 and
+# n = 1e4 at d = 100); a replicate's data and noise do not depend on the shares tried,
+# so the rows of the earlier three cells at the earlier shares are unchanged
+U_CELLS = ((10, 1.0, 10000), (100, 1.0, 1000), (10, 2.0, 10000), (10, 1.0, 1000), (10, 2.0, 1000),
+           (100, 2.0, 1000), (100, 1.0, 10000), (100, 2.0, 10000))
 U_REPS = 200             # paired replicates per cell (100 where n d > 1e5)
 
 
-def unknown_fine_cell(d: int, alpha: float, n: int, reps: int = U_REPS) -> list[dict]:
-    """Method 6 at every share of U_SHARES and the same hybrid (t = 4) at known sigma.
-
-    Replicate i uses the same data and the same noise stream for every share
-    (default_rng([SEED, 8, d, alpha index, n, i])), so differences between shares are
-    paired; "share" -1 is the known-sigma hybrid with the whole budget on the same data.
-    """
+def unknown_fine_errs(d: int, alpha: float, n: int, first: int, stop: int) -> np.ndarray:
+    """The errors of replicates first..stop-1 of unknown_fine_cell: one row per share of
+    U_SHARES, then the known-sigma hybrid (each replicate is seeded alone, so a cell can
+    be computed in pieces)."""
     R = 10.0
     sig = zipf_sigmas(d, alpha)
     rho = rho_for(1.0, DELTA)
     ia = ALPHAS.index(alpha)
-    errs = np.empty((len(U_SHARES) + 1, reps))
-    for i in range(reps):
+    errs = np.empty((len(U_SHARES) + 1, stop - first))
+    for col, i in enumerate(range(first, stop)):
         seed = [SEED, 8, d, ia, n, i]
         mu = true_mean(d, R, np.random.default_rng(seed))
         X = np.random.default_rng(seed + [1]).standard_normal((n, d)) * sig + mu
@@ -461,10 +554,26 @@ def unknown_fine_cell(d: int, alpha: float, n: int, reps: int = U_REPS) -> list[
             v = private_variances(X, SIGMA_BOUND**2, np.full(V_STEPS, share * rho / V_STEPS), rng=rng, z=0.5)
             guess = np.sqrt(np.maximum(v.upper, 1e-300))
             pipe = hybrid_pipeline(guess, n, R, standard_schedule((1.0 - share) * rho, 4))
-            errs[j, i] = float(np.sum((run_pipeline(X, np.zeros(d), pipe, rng=rng) - xbar) ** 2))
+            errs[j, col] = float(np.sum((run_pipeline(X, np.zeros(d), pipe, rng=rng) - xbar) ** 2))
         pipe = hybrid_pipeline(sig, n, R, standard_schedule(rho, 4))
-        errs[-1, i] = float(np.sum((run_pipeline(X, np.zeros(d), pipe, rng=np.random.default_rng(seed + [2]))
-                                    - xbar) ** 2))
+        errs[-1, col] = float(np.sum((run_pipeline(X, np.zeros(d), pipe, rng=np.random.default_rng(seed + [2]))
+                                      - xbar) ** 2))
+    return errs
+
+
+def unknown_fine_cell(d: int, alpha: float, n: int, reps: int = U_REPS) -> list[dict]:
+    """Method 6 at every share of U_SHARES and the same hybrid (t = 4) at known sigma.
+
+    Replicate i uses the same data and the same noise stream for every share
+    (default_rng([SEED, 8, d, alpha index, n, i])), so differences between shares are
+    paired; "share" -1 is the known-sigma hybrid with the whole budget on the same data.
+    """
+    return unknown_fine_rows(d, alpha, n, unknown_fine_errs(d, alpha, n, 0, reps))
+
+
+def unknown_fine_rows(d: int, alpha: float, n: int, errs: np.ndarray) -> list[dict]:
+    """The summary rows of unknown_fine.csv from the errors of unknown_fine_errs."""
+    reps = errs.shape[1]
     rows = []
     for j, share in enumerate(U_SHARES + (-1.0,)):
         diff = errs[j] - errs[-1]
@@ -700,12 +809,37 @@ def main_contest(parts: list[str]) -> None:
         for row in contest_cell(eps, R, d, alpha, n):
             print(row)
         return
+    if parts[0] == "contest_p":     # issue 23 item 3: only the tuned methods, into contest_tuned.csv
+        start = time.time()
+        old = []
+        if (OUT / "contest_tuned.csv").exists():
+            with open(OUT / "contest_tuned.csv") as fh:
+                old = [{k: _parse(v) for k, v in r.items()} for r in csv.DictReader(fh)]
+        cells = CONTEST_CELLS
+        if len(parts) > 1:          # one cell: contest_p EPS R D ALPHA N
+            cells = [(float(parts[1]), float(parts[2]), int(parts[3]), float(parts[4]), int(parts[5]))]
+        new = {}
+        for cell in cells:
+            new[cell] = contest_cell(*cell, methods=P_METHODS)
+        rows = []
+        for cell in CONTEST_CELLS:
+            rows += new[cell] if cell in new else [
+                r for r in old if (r["epsilon"], r["R"], r["d"], r["alpha"], r["n"]) == cell]
+        write("contest_tuned.csv", rows)
+        pilot = []
+        if len(parts) > 1 and (OUT / "contest_pilot.csv").exists():
+            with open(OUT / "contest_pilot.csv") as fh:
+                pilot = [{k: _parse(v) for k, v in r.items()} for r in csv.DictReader(fh)]
+            pilot = [r for r in pilot if (r["epsilon"], r["R"], r["d"], r["alpha"], r["n"]) not in new]
+        write("contest_pilot.csv", pilot + PILOT_ROWS)
+        print(f"contest_p: {time.time() - start:.0f} s wall, {time.process_time():.0f} s CPU", flush=True)
+        return
     # "resume": cells already in the file are kept (every row is seeded by its cell, so
     # they would be recomputed identically); the parts run in the order given
     for part in parts:
         if part not in ("contest", "unknown_fine", "contest_plan", "arena_a"):
             continue
-        name = part + ".csv"
+        name = "unknown_shares.csv" if part == "unknown_fine" else part + ".csv"
         rows, done = [], set()
         if "resume" in parts and (OUT / name).exists():
             with open(OUT / name) as fh:
@@ -736,7 +870,7 @@ def main_contest(parts: list[str]) -> None:
 
 
 if __name__ == "__main__":
-    if sys.argv[1:2] and sys.argv[1] in ("contest", "unknown_fine", "contest_plan", "arena_a", "cell", "resume"):
+    if sys.argv[1:2] and sys.argv[1] in ("contest", "contest_p", "unknown_fine", "contest_plan", "arena_a", "cell", "resume"):
         main_contest(sys.argv[1:])
         sys.exit(0)
     main(sys.argv[1:] or ["formulas", "simulations", "simulations_huge", "hly", "unknown"])
