@@ -223,6 +223,9 @@ SOTA = "state_of_the_art"
 PLAN = "plan_reproduction"
 
 MUTANTS: list[Mutant] = [
+    # --- differential privacy (its exercise dp-ex-3 checks the closed-form delta) ------
+    Mutant("dp_gaussian_delta_2pct", "differential_privacy", "egmlib.privacy.gaussian_delta",
+           "exact delta of the Gaussian mechanism 2% too large", times(1.02), subtle=True),
     # --- the Gaussian mechanism -------------------------------------------------
     Mutant("gm_analytic_sigma_3pct", GM, "egmlib.privacy.analytic_sigma",
            "sigma_opt 3% too small (not private)", times(0.97), subtle=True),
