@@ -109,20 +109,79 @@ def citation_cff(root: Path, address: PublicAddress) -> str:
     return "\n".join(lines[:at] + before + lines[at:at + 1] + after + lines[at + 1:]) + "\n"
 
 
+# BibTeX lines are broken here, at spaces, to at most this many characters: the
+# PDF's code column prints them without continuation markers (a URL, which has no
+# space, is kept whole), and the site's box wraps what a phone cannot show.
+BIBTEX_WIDTH = 64
+MONTHS = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
+# The study the book re-derives: its entry in references.bib is the one the box shows.
+STUDY_KEY = "poulsen2023"
+
+
+def format_bibtex(entry_type: str, key: str, fields: list[tuple[str, str]]) -> str:
+    """One BibTeX entry, ``fields`` as (name, value written as BibTeX: ``{...}`` or a
+    month macro), aligned and broken at spaces to ``BIBTEX_WIDTH`` characters."""
+    pad = max(len(name) for name, _ in fields)
+    lines = [f"@{entry_type}{{{key},"]
+    for i, (name, value) in enumerate(fields):
+        head = f"  {name:<{pad}} = "
+        words = (value + ("," if i < len(fields) - 1 else "")).split(" ")
+        line = head + words[0]
+        for word in words[1:]:
+            if len(line) + 1 + len(word) > BIBTEX_WIDTH:
+                lines.append(line)
+                line = " " * len(head) + word
+            else:
+                line += " " + word
+        lines.append(line)
+    return "\n".join(lines + ["}"])
+
+
 def bibtex(root: Path, address: PublicAddress) -> str:
-    """The landing page's BibTeX: title and authors from CITATION.cff, the rest from ``address``."""
+    """The landing page's BibTeX of the book: title and authors from CITATION.cff, the
+    rest from ``address``.  ``@misc``, which every classic BibTeX style formats (they
+    drop or warn about ``@software``); ``version`` and ``url`` for the styles that read
+    them, the version in ``note`` and the address in ``howpublished`` for those that
+    do not."""
     cff = yaml.safe_load((Path(root) / "CITATION.cff").read_text())
     authors = " and ".join(
         f"{{{a['name']}}}" if "name" in a else f"{a['family-names']}, {a['given-names']}"
         for a in cff["authors"])
     title = cff["title"]
-    fields = [("title", f"{{{title}}}"), ("author", f"{{{authors}}}"),
-              ("year", f"{{{address.date.year}}}"), ("month", f"{{{address.date.month}}}"),
-              ("version", f"{{{address.version}}}")]
+    fields = [("author", f"{{{authors}}}"), ("title", f"{{{title}}}")]
+    if address.repository:
+        fields.append(("howpublished", f"{{\\url{{{address.repository}}}}}"))
+    fields += [("year", f"{{{address.date.year}}}"), ("month", MONTHS[address.date.month - 1]),
+               ("version", f"{{{address.version}}}"), ("note", f"{{Version {address.version}}}")]
     if address.repository:
         fields.append(("url", f"{{{address.repository}}}"))
-    body = ",\n".join(f"  {name:<7} = {value}" for name, value in fields)
-    return f"@software{{egmbook{address.date.year},\n{body}\n}}"
+    return format_bibtex("misc", f"egmbook{address.date.year}", fields)
+
+
+def reference_bibtex(root: Path, key: str) -> str:
+    """The entry ``key`` of references.bib, written as the box shows it (fields in the
+    file's order, months as macros, lines broken as the book's entry)."""
+    from pybtex.database import parse_file
+
+    data = parse_file(str(Path(root) / "references.bib"), "bibtex")
+    if key not in data.entries:
+        raise ValueError(f"references.bib has no entry {key!r}")
+    entry = data.entries[key]
+    fields = []
+    for role, persons in entry.persons.items():
+        fields.append((role, "{" + " and ".join(str(p) for p in persons) + "}"))
+    month_names = {m: i for i, m in enumerate(("january", "february", "march", "april", "may", "june", "july",
+                                               "august", "september", "october", "november", "december"))}
+    for name, value in entry.fields.items():
+        value = " ".join(str(value).split())
+        if name.lower() == "month" and value.lower() in month_names:
+            fields.append((name.lower(), MONTHS[month_names[value.lower()]]))
+        else:
+            fields.append((name.lower(), f"{{{value}}}"))
+    # authors first, then title, then the rest in the file's order
+    order = {"author": 0, "title": 1}
+    fields.sort(key=lambda f: order.get(f[0], 2))
+    return format_bibtex(entry.type, key, fields)
 
 
 # ---------------------------------------------------------------- Colab install cell
@@ -183,15 +242,17 @@ def _how_to_cite_directive():
     from sphinx.util.docutils import SphinxDirective
 
     class HowToCite(SphinxDirective):
-        """The BibTeX entry of the book, from pyproject.toml and CITATION.cff."""
+        """The BibTeX entry of the book, from pyproject.toml and CITATION.cff; with an
+        argument, the entry of references.bib with that key (``{how-to-cite} poulsen2023``)."""
 
         has_content = False
+        optional_arguments = 1
 
         def run(self):
             root = Path(self.env.srcdir)
-            for name in ("pyproject.toml", "CITATION.cff"):
+            for name in ("pyproject.toml", "CITATION.cff", "references.bib"):
                 self.env.note_dependency(str(root / name))
-            text = bibtex(root, read(root))
+            text = reference_bibtex(root, self.arguments[0]) if self.arguments else bibtex(root, read(root))
             block = nodes.literal_block(text, text, language="bibtex", classes=["how-to-cite"])
             return [block]
 

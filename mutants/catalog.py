@@ -385,6 +385,10 @@ MUTANTS: list[Mutant] = [
     Mutant("plan_iome_book_split", PLAN, "egmlib.hly.hly_mean",
            "IOME with the book's threshold share 1/4, not the authors' 1%",
            arg("quantile_share", lambda q: 0.25)),
+    # --- the quickstart ------------------------------------------------------------
+    Mutant("qs_noise_10pct", "quickstart", "egmlib.mechanisms.gaussian_data_mechanism",
+           "noise std 10% too large (the stated noise_std unchanged)",
+           noise_times(1.1, _clipped_row_sum)),
 ]
 
 

@@ -40,6 +40,7 @@ GOVERNED = re.compile(r"https?://(?:[\w.-]+\.)?(?:github\.com|github\.io|gitlab\
 # ... or one of these other projects' (cited as sources, not ours).
 THIRD_PARTY = {
     "https://github.com/TSPoulsen/egm",  # the original study's code (references.bib, data/README.md)
+    "https://github.com/TSPoulsen/egm/blob/c024974/report/main.pdf",  # its report (intro.md)
     "https://github.com/OWNER/REPO",  # the documented form of the setting (README, pyproject.toml), in code
 }
 SET = "https://github.com/someone/egm-fork"
@@ -149,12 +150,96 @@ def test_citation_carries_version_date_and_url(tmp_path, repository):
     assert cff["date-released"] == address.date.isoformat()
     assert cff.get("url") == cff.get("repository-code") == (repository or None)
     entry = next(iter(parse_string(pa.bibtex(root, address), "bibtex").entries.values()))
-    assert entry.type == "software"
+    assert entry.type == "misc"
     assert entry.fields["version"] == address.version
     assert entry.fields["year"] == str(address.date.year)
     assert entry.fields.get("url") == (repository or None)
     original = yaml.safe_load((ROOT / "CITATION.cff").read_text())
     assert entry.fields["title"] == original["title"]
+
+
+@pytest.mark.parametrize("repository", ["", SET])
+def test_bibtex_lines_fit_the_box(tmp_path, repository):
+    """Lines of at most BIBTEX_WIDTH characters (the PDF prints them without continuation
+    markers), and a line break inside a value changes nothing once parsed."""
+    root = _with_settings(tmp_path, repository=repository)
+    for text in (pa.bibtex(root, pa.read(root)), pa.reference_bibtex(ROOT, pa.STUDY_KEY)):
+        long = [line for line in text.splitlines() if len(line) > pa.BIBTEX_WIDTH]
+        assert not long, long
+    entry = next(iter(parse_string(pa.bibtex(root, pa.read(root)), "bibtex").entries.values()))
+    cff = yaml.safe_load((ROOT / "CITATION.cff").read_text())
+    assert " ".join(entry.fields["title"].split()) == cff["title"]
+    study = parse_string(pa.reference_bibtex(ROOT, pa.STUDY_KEY), "bibtex").entries[pa.STUDY_KEY]
+    original = parse_file_entries()[pa.STUDY_KEY]
+    assert study.type == original.type
+    assert {k: " ".join(v.split()) for k, v in study.fields.items()} == \
+        {k.lower(): " ".join(v.split()) for k, v in original.fields.items()}
+    assert study.persons == original.persons
+
+
+def parse_file_entries():
+    from pybtex.database import parse_file
+
+    return parse_file(str(ROOT / "references.bib"), "bibtex").entries
+
+
+def format_plain(bib: str) -> dict[str, str]:
+    """``bib`` formatted by pybtex's classic ``plain`` style, in strict mode: a
+    missing required field, an entry type the style does not know, or any warning
+    raises."""
+    from pybtex import errors
+    from pybtex.plugin import find_plugin
+
+    errors.set_strict_mode(True)
+    data = parse_string(bib, "bibtex")
+    style = find_plugin("pybtex.style.formatting", "plain")()
+    return {entry.key: entry.text.render_as("text") for entry in style.format_entries(data.entries.values())}
+
+
+@pytest.mark.parametrize("repository", ["", SET])
+def test_both_citations_format_in_a_classic_style(tmp_path, repository):
+    """The book's entry and the study's, as the "How to cite" boxes show them, format
+    with pybtex's ``plain`` style with no warning and no missing field, and say what a
+    reader needs: authors, title, year, the version; the institution of the study."""
+    root = _with_settings(tmp_path, repository=repository)
+    formatted = format_plain(pa.bibtex(root, pa.read(root)) + "\n\n" + pa.reference_bibtex(ROOT, pa.STUDY_KEY))
+    book, study = formatted[f"egmbook{pa.read(root).date.year}"], formatted[pa.STUDY_KEY]
+    assert book.startswith("The egm-book authors. Differentially private vector sums")
+    assert "Version 0.1.0" in book and "2026" in book
+    assert (repository in book) if repository else ("http" not in book)
+    assert study.startswith("Tim Sehested Poulsen. Differentially private vector sums in the case")
+    assert "University of Copenhagen" in study and "2023" in study
+
+
+def test_the_classic_style_check_can_fail():
+    """A report without its institution is refused (pybtex formats @software, unlike
+    the classic plain.bst: that case is checked with bibtex itself, below)."""
+    from pybtex.style.template import FieldIsMissing
+
+    report = pa.reference_bibtex(ROOT, pa.STUDY_KEY).replace("institution", "publisher")
+    with pytest.raises(FieldIsMissing, match="institution"):
+        format_plain(report)
+
+
+def test_both_citations_pass_classic_bibtex(tmp_path):
+    """The real thing, where LaTeX is installed: bibtex with plain.bst formats both
+    entries without a warning."""
+    if shutil.which("bibtex") is None:
+        pytest.skip("bibtex is not installed")
+    (tmp_path / "refs.bib").write_text(pa.bibtex(ROOT, pa.read(ROOT)) + "\n\n" + pa.reference_bibtex(ROOT, pa.STUDY_KEY))
+    key = f"egmbook{pa.read(ROOT).date.year}"
+    (tmp_path / "doc.aux").write_text(f"\\citation{{{key}}}\n\\citation{{{pa.STUDY_KEY}}}\n"
+                                      "\\bibstyle{plain}\n\\bibdata{refs}\n")
+    proc = subprocess.run(["bibtex", "doc"], cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0 and "Warning" not in proc.stdout, proc.stdout
+    bbl = (tmp_path / "doc.bbl").read_text()
+    assert bbl.count("\\bibitem") == 2 and "University of Copenhagen" in bbl and "Version 0.1.0" in bbl
+    # the check can fail: classic plain.bst warns about an unknown entry type
+    (tmp_path / "refs.bib").write_text(f"@software{{{key},\n  author = {{A, B}},\n  title = {{T}},\n"
+                                       "  year = {2026}\n}\n")
+    (tmp_path / "doc.aux").write_text(f"\\citation{{{key}}}\n\\bibstyle{{plain}}\n\\bibdata{{refs}}\n")
+    proc = subprocess.run(["bibtex", "doc"], cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    assert "Warning" in proc.stdout
 
 
 # ---------------------------------------------------------------- links
