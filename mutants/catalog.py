@@ -329,11 +329,11 @@ MUTANTS: list[Mutant] = [
     Mutant("bey_box_half_width_d1", BEY_MECH, "egmlib.optimal.box_half_width",
            "box half-width for one coordinate, whatever d", arg("d", lambda d: 1)),
     Mutant("bey_clipping_error_5pct", BEY_CLIP, "egmlib.optimal.clipping_error",
-           "clipping error V 5% too large", times(1.05), subtle=True, until="c010"),
+           "clipping error V 5% too large", times(1.05), subtle=True, until="c011"),
     Mutant("bey_sf_3pct", BEY_SCALING, "egmlib.gchi2.sf",
            "tail probability 3% too large", times(1.03), subtle=True),
     Mutant("bey_two_stage_5pct", BEY_CENTRE, "egmlib.optimal.two_stage_error",
-           "two-stage error 5% too large", times(1.05), subtle=True, until="c010"),
+           "two-stage error 5% too large", times(1.05), subtle=True, until="c011"),
     Mutant("bey_box_egm_error_5pct", BEY_MECH, "egmlib.optimal.box_egm_error",
            "box + EGM error 5% too large", times(1.05), subtle=True),
     # --- elliptical perturbations ----------------------------------------------------
