@@ -41,6 +41,11 @@ The PDF prints nothing that the site folds (issue #26), ``PdfHiddenCells``:
   216-row table) is cut to its first ``FIRST_LINES`` lines and a line saying
   how many more the site holds, and a folded figure or rich output becomes one
   line saying that the site shows it.
+
+A code block or printed output wider than the text at the verbatim font
+(10 pt: about 84 characters fit the text width) is set smaller, ``PdfWideVerbatim``
+(8 pt up to 104 characters, 7 pt above), instead of being wrapped mid-word
+with continuation marks (the chapters' printed tables reach 100 characters).
 """
 
 from __future__ import annotations
@@ -216,6 +221,36 @@ class PdfHiddenCells(SphinxPostTransform):
                 cell.parent.remove(cell)
 
 
+# (longest line, font size): the first that the block's longest line fits
+VERBATIM_SIZES = ((84, None), (104, r"\footnotesize"), (125, r"\scriptsize"))
+
+
+def verbatim_size(text: str) -> str | None:
+    """The LaTeX font size a verbatim block of ``text`` is set in (None: the normal one)."""
+    longest = max((len(line.rstrip()) for line in text.split("\n")), default=0)
+    for width, size in VERBATIM_SIZES:
+        if longest <= width:
+            return size
+    return VERBATIM_SIZES[-1][1]
+
+
+class PdfWideVerbatim(SphinxPostTransform):
+    """Wide code blocks and outputs in a smaller font (see the module's docstring)."""
+
+    builders = ("latex",)
+    default_priority = 200  # after PdfHiddenCells has cut folded outputs
+
+    def run(self, **kwargs) -> None:
+        for block in list(self.document.findall(nodes.literal_block)):
+            size = verbatim_size(block.astext())
+            if size is None or block.parent is None:
+                continue
+            parent = block.parent
+            at = parent.index(block)
+            parent.insert(at + 1, _raw(r"\endgroup"))
+            parent.insert(at, _raw(r"\begingroup\fvset{fontsize=" + size + "}"))
+
+
 def _contents_name(app, config) -> None:
     elements = dict(config.latex_elements)
     preamble = elements.get("preamble", "")
@@ -227,5 +262,6 @@ def _contents_name(app, config) -> None:
 def setup(app):
     app.add_post_transform(PdfStructure)
     app.add_post_transform(PdfHiddenCells)
+    app.add_post_transform(PdfWideVerbatim)
     app.connect("config-inited", _contents_name)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

@@ -178,3 +178,29 @@ def test_pdf_cuts_folded_outputs(tex):
                 printed = {line.strip() for line in verbatim_text(tex).splitlines()}
                 assert lines[-1] not in printed, (path.stem, lines[-1])
     assert checked >= 1
+
+
+def test_wide_verbatim_is_set_smaller():
+    """A line that would wrap mid-word at the normal verbatim size gets a smaller font."""
+    from docutils import nodes
+    from docutils.utils import new_document
+
+    assert pdf_structure.verbatim_size("x = 1\n" + "y" * 78) is None
+    assert pdf_structure.verbatim_size("y" * 96) == r"\footnotesize"
+    assert pdf_structure.verbatim_size("y" * 120) == r"\scriptsize"
+    assert pdf_structure.verbatim_size("y" * 300) == r"\scriptsize"
+    document = new_document("test")
+    wide = "d n_pow alpha " * 7
+    document += nodes.literal_block(wide, wide)
+    document += nodes.literal_block("x = 1", "x = 1")
+    transform = pdf_structure.PdfWideVerbatim(document)
+    transform.run()
+    kinds = [child.astext().strip() if isinstance(child, nodes.raw) else "block" for child in document.children]
+    assert kinds == [r"\begingroup\fvset{fontsize=\footnotesize}", "block", r"\endgroup", "block"]
+
+
+@pytest.mark.book
+def test_pdf_sets_wide_outputs_smaller(tex):
+    """The widest printed table (zipf_experiments, 96 characters a line) is set in
+    a smaller font, not wrapped."""
+    assert r"\begingroup\fvset{fontsize=\footnotesize}" in tex
