@@ -29,6 +29,23 @@ In the assembled LaTeX doctree of the root document this extension
 Without parts in ``_toc.yml`` (or in another builder) it changes nothing.  The
 table of contents is named "Contents", not after the first part (Sphinx takes
 the first toctree caption of the root document as its name).
+
+The PDF prints nothing that the site folds (issue #26), ``PdfHiddenCells``:
+
+* the source of a code cell tagged ``hide-input`` or ``hide-cell`` (plotting
+  code, folded checks) is left out; where the fold's button has a text of its
+  own (cell metadata ``mystnb: code_prompt_show: "Check: ..."``), that line is
+  printed in its place, in italics;
+* the output of a cell tagged ``hide-output`` or ``hide-cell`` is printed only
+  if it is short (at most ``SHORT_OUTPUT`` lines of text); a longer text (a
+  216-row table) is cut to its first ``FIRST_LINES`` lines and a line saying
+  how many more the site holds, and a folded figure or rich output becomes one
+  line saying that the site shows it.
+
+A code block or printed output wider than the text at the verbatim font
+(10 pt: about 84 characters fit the text width) is set smaller, ``PdfWideVerbatim``
+(8 pt up to 104 characters, 7 pt above), instead of being wrapped mid-word
+with continuation marks (the chapters' printed tables reach 100 characters).
 """
 
 from __future__ import annotations
@@ -148,6 +165,92 @@ class PdfStructure(SphinxPostTransform):
             self.document += _raw(BIBLIOGRAPHY_IN_PLACE)
 
 
+SHORT_OUTPUT = 15   # lines of a folded text output printed whole
+FIRST_LINES = 8     # lines of a longer one printed, with a line saying what is left out
+DEFAULT_PROMPT = "{type}"  # myst-nb's own button texts ("Show code cell {type}") hold it
+
+
+def _folded_note(text: str) -> nodes.paragraph:
+    para = nodes.paragraph("", "", classes=["egm-folded-note"])
+    para += nodes.emphasis(text, text)
+    return para
+
+
+def _shorten_output(output: nodes.Element) -> None:
+    """A folded output, as the PDF prints it (in place)."""
+    for child in list(output.children):
+        if isinstance(child, nodes.literal_block):
+            lines = child.astext().rstrip("\n").split("\n")
+            if len(lines) <= SHORT_OUTPUT:
+                continue
+            kept = "\n".join(lines[:FIRST_LINES])
+            rest = len(lines) - FIRST_LINES
+            child.children = [nodes.Text(kept)]
+            child.rawsource = kept
+            note = _folded_note(f"... {rest} more lines of this output: folded on the site "
+                                "(the book's HTML version).")
+            output.insert(output.index(child) + 1, note)
+        else:
+            output.replace(child, _folded_note("This output is folded on the site "
+                                               "(the book's HTML version)."))
+
+
+class PdfHiddenCells(SphinxPostTransform):
+    """What the site folds, the PDF leaves out (see the module's docstring)."""
+
+    builders = ("latex",)
+    # myst-nb folds cells for HTML at 199 (HideInputCells); before pdf_structure
+    default_priority = 199
+
+    def run(self, **kwargs) -> None:
+        for cell in list(self.document.findall(nodes.container)):
+            mode = cell.get("hide_mode")
+            if cell.get("nb_element") != "cell_code" or not mode:
+                continue
+            for child in list(cell.children):
+                element = child.get("nb_element")
+                if element == "cell_code_source" and mode in ("all", "input", "input+output"):
+                    prompt = str(cell.get("prompt_show") or "")
+                    if prompt and DEFAULT_PROMPT not in prompt:
+                        cell.replace(child, _folded_note(prompt))
+                    else:
+                        cell.remove(child)
+                elif element == "cell_code_output" and mode in ("all", "output", "input+output"):
+                    _shorten_output(child)
+            if not cell.children:
+                cell.parent.remove(cell)
+
+
+# (longest line, font size): the first that the block's longest line fits
+VERBATIM_SIZES = ((84, None), (104, r"\footnotesize"), (125, r"\scriptsize"))
+
+
+def verbatim_size(text: str) -> str | None:
+    """The LaTeX font size a verbatim block of ``text`` is set in (None: the normal one)."""
+    longest = max((len(line.rstrip()) for line in text.split("\n")), default=0)
+    for width, size in VERBATIM_SIZES:
+        if longest <= width:
+            return size
+    return VERBATIM_SIZES[-1][1]
+
+
+class PdfWideVerbatim(SphinxPostTransform):
+    """Wide code blocks and outputs in a smaller font (see the module's docstring)."""
+
+    builders = ("latex",)
+    default_priority = 200  # after PdfHiddenCells has cut folded outputs
+
+    def run(self, **kwargs) -> None:
+        for block in list(self.document.findall(nodes.literal_block)):
+            size = verbatim_size(block.astext())
+            if size is None or block.parent is None:
+                continue
+            parent = block.parent
+            at = parent.index(block)
+            parent.insert(at + 1, _raw(r"\endgroup"))
+            parent.insert(at, _raw(r"\begingroup\fvset{fontsize=" + size + "}"))
+
+
 def _contents_name(app, config) -> None:
     elements = dict(config.latex_elements)
     preamble = elements.get("preamble", "")
@@ -158,5 +261,7 @@ def _contents_name(app, config) -> None:
 
 def setup(app):
     app.add_post_transform(PdfStructure)
+    app.add_post_transform(PdfHiddenCells)
+    app.add_post_transform(PdfWideVerbatim)
     app.connect("config-inited", _contents_name)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

@@ -59,7 +59,7 @@ def format_number(
         then never printed as a power of ten.
     small, large : float, optional
         A nonzero number below ``small`` or at least ``large`` in absolute value
-        (after rounding) is printed as ``m × 10ᵏ`` (``small`` in (0, 1],
+        (after rounding) is printed as ``m × 10^k`` (``small`` in (0, 1],
         ``large`` >= 1).
 
     Returns

@@ -10,7 +10,10 @@ unresolvable, in one headless Chromium driven through its DevTools protocol
   * a console error or an uncaught exception reported by the page,
   * horizontal overflow: the page is wider than the window (its document
     scrolls sideways); a wide equation or table that scrolls inside its own box
-    is fine.  The widest offending elements are named.
+    is fine.  The widest offending elements are named;
+  * a display equation cut off (wider than a box that does not scroll), one
+    that scrolls with no visible cue (shadow or scrollbar), or one that its
+    number covers.
 ``--json FILE`` writes the verdict of every page and width.
 
 With ``--screenshots DIR`` (``make screenshots``, a review tool, not a test),
@@ -190,6 +193,52 @@ OVERFLOW = """(() => {
 })()"""
 
 
+# Issue 26: a display equation wider than the box that shows it must scroll in
+# that box, with a visible cue (a shadow: background gradients, or a scrollbar
+# that takes room), and its number must cover none of it.  Run last on a page.
+EQUATIONS = """(() => {
+  const problems = [], view = document.documentElement.clientWidth;
+  const name = m => { const d = m.closest('div.math');
+    return d && d.id ? '#' + d.id : (m.textContent || '').trim().slice(0, 40); };
+  for (const mjx of document.querySelectorAll('mjx-container[display="true"]')) {
+    const content = mjx.querySelector('mjx-math');
+    if (!content) continue;
+    const c = content.getBoundingClientRect();
+    if (c.width === 0) continue;  // in a closed fold: not laid out
+    let box = null;  // the nearest box that clips it (scrolling or not)
+    for (let a = mjx; a && a !== document.body; a = a.parentElement) {
+      if (getComputedStyle(a).overflowX !== 'visible') { box = a; break; }
+    }
+    const b = box ? box.getBoundingClientRect() : {left: 0, right: view, top: c.top, bottom: c.bottom};
+    if (c.right > b.right + 1 || c.left < b.left - 1) {
+      const style = box ? getComputedStyle(box) : null;
+      if (!box || !['auto', 'scroll'].includes(style.overflowX)) {
+        problems.push('equation ' + name(mjx) + ' is cut off: ' + Math.round(c.width) + ' px in a '
+                      + Math.round(b.right - b.left) + ' px box that does not scroll');
+      } else if (!style.backgroundImage.includes('gradient') && box.offsetHeight - box.clientHeight < 2) {
+        problems.push('equation ' + name(mjx) + ' scrolls with no visible cue: '
+                      + Math.round(c.width) + ' px in a ' + Math.round(b.right - b.left) + ' px box');
+      }
+    }
+    const number = mjx.closest('div.math') && mjx.closest('div.math').querySelector('.eqno');
+    if (number) {
+      const e = number.getBoundingClientRect();
+      const left = Math.max(c.left, b.left, e.left), right = Math.min(c.right, b.right, e.right);
+      const top = Math.max(c.top, e.top), bottom = Math.min(c.bottom, e.bottom);
+      if (right - left > 1 && bottom - top > 1) {
+        problems.push('equation ' + name(mjx) + ' is covered by its number');
+      }
+    }
+  }
+  return problems;
+})()"""
+
+
+def equation_problems(browser: "_DevTools") -> list[str]:
+    """What EQUATIONS finds on the page loaded in ``browser``."""
+    return browser.evaluate(EQUATIONS)
+
+
 def _problem(event: dict) -> str | None:
     """A console error, uncaught exception or failed load reported by the page."""
     method, params = event.get("method"), event.get("params", {})
@@ -219,11 +268,13 @@ def check_page(browser: _DevTools, url: str) -> dict:
     browser.evaluate(SETTLE.format(ms=300))
     dom = browser.evaluate("document.documentElement.outerHTML")
     overflow = browser.evaluate(OVERFLOW)
+    equations = equation_problems(browser)
     browser.evaluate("new Promise(r => setTimeout(r, 0)).then(() => true)")  # late messages in
     return {"formulas": dom.count("<mjx-container"), "raw_tex": len(RAW_TEX.findall(dom)),
             "math": bool(MATH.search(dom)),
             "console": [p for p in map(_problem, browser.events) if p],
-            "view": overflow["view"], "wide": overflow["wide"], "culprits": overflow["culprits"]}
+            "view": overflow["view"], "wide": overflow["wide"], "culprits": overflow["culprits"],
+            "equations": equations}
 
 
 def screenshots(url: str, width: int, stem: Path) -> list[Path]:
@@ -324,6 +375,7 @@ def verdict(result: dict, width: int) -> list[str]:
     if result["math"] and not result["formulas"]:
         problems.append("math on the page but no typeset formula")
     problems += result["console"][:5]
+    problems += result.get("equations", [])[:5]
     if result["wide"] > result["view"]:
         problems.append(f"the page is {result['wide']} px wide in a {result['view']} px window at {width} px")
         problems += ["  sticks out: " + c for c in result["culprits"]]

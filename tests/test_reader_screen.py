@@ -1,0 +1,93 @@
+"""Fits every screen (issue #26): scripts/check_site.py's equation check.
+
+On every page of the site, at 1280 and 390 px, a display equation wider than
+the box that shows it must scroll in that box with a visible cue (a shadow or
+a scrollbar), and its number must cover none of it (``EQUATIONS`` in
+scripts/check_site.py; the site's own run is tests/test_book_build.py's
+browser check, which reports these problems with the others).  Here the check
+is run on a small site of pages that each break it, with and without the
+book's stylesheet, so that it cannot pass vacuously, and the book's
+stylesheet is shown to mend a page laid out as the theme lays out a numbered
+equation.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+CHECK_SITE = ROOT / "scripts" / "check_site.py"
+CSS = ROOT / "_ext" / "static" / "book_fixes.css"
+pytestmark = [pytest.mark.book,
+              pytest.mark.skipif(shutil.which("chromium") is None, reason="Debian's chromium is not installed")]
+
+# A display equation as MathJax (CHTML) and Sphinx write it, with the theme's rules
+# for a numbered one (pydata-sphinx-theme: number beside the formula, the formula's
+# box scrolls).  MathJax itself is not loaded: a wide inline-block stands for the
+# typeset formula.
+THEME = ("<style>div.math{display:flex;flex-direction:row-reverse;gap:.5em;max-width:100%;"
+         "overflow:hidden;align-items:center}div.math mjx-container{flex-grow:1;overflow:auto}"
+         "mjx-math{display:inline-block;white-space:nowrap}</style>")
+WIDE = '<mjx-math style="width: {w}px">x + y</mjx-math>'
+
+
+def _equation(width: int, number: bool = True, container_style: str = "") -> str:
+    eqno = '<span class="eqno">(1.1)</span>' if number else ""
+    return (f'<div class="math" id="equation-e">{eqno}<mjx-container display="true" '
+            f'style="display:block;{container_style}">{WIDE.format(w=width)}</mjx-container></div>')
+
+
+BAD_PAGES = {
+    # cut: the box clips and does not scroll
+    "cut.html": THEME + _equation(600, container_style="overflow:hidden"),
+    # scrolls, but nothing shows that it does (no shadow, hidden scrollbars)
+    "nocue.html": THEME + _equation(600),
+    # the number sits on the formula
+    "covered.html": '<div class="math"><span class="eqno" style="position:absolute;left:40px">(1.1)</span>'
+                    '<mjx-container display="true" style="display:block">'
+                    + WIDE.format(w=200) + "</mjx-container></div>",
+    # fits: nothing to report
+    "fine.html": THEME + _equation(100),
+}
+
+
+def _site(tmp_path: Path, pages: dict[str, str], css: bool) -> Path:
+    link = f'<link rel="stylesheet" href="{CSS.name}">' if css else ""
+    if css:
+        shutil.copy(CSS, tmp_path / CSS.name)
+    for name, body in pages.items():
+        (tmp_path / name).write_text(
+            '<!DOCTYPE html><html><head><meta charset="utf-8">'
+            '<meta name="viewport" content="width=device-width, initial-scale=1">'
+            f"<title>{name}</title>{link}</head><body>{body}</body></html>")
+    return tmp_path
+
+
+def _check(site: Path) -> dict:
+    report = site / "report.json"
+    proc = subprocess.run([sys.executable, str(CHECK_SITE), str(site), "--json", str(report)],
+                          capture_output=True, text=True, timeout=900)
+    assert report.is_file(), proc.stdout + proc.stderr
+    return {rel: " ".join(v["problems"]) for rel, v in json.loads(report.read_text()).items()}
+
+
+def test_the_equation_check_fails_bad_pages(tmp_path):
+    problems = _check(_site(tmp_path, BAD_PAGES, css=False))
+    assert "is cut off" in problems["cut.html"]
+    assert "no visible cue" in problems["nocue.html"]
+    assert "covered by its number" in problems["covered.html"]
+    assert problems["fine.html"] == ""
+
+
+def test_the_books_stylesheet_mends_a_wide_numbered_equation(tmp_path):
+    """With book_fixes.css the theme's numbered equation, 600 px wide, scrolls
+    with a cue at both widths (at 390 px its number goes below it)."""
+    problems = _check(_site(tmp_path, {"nocue.html": BAD_PAGES["nocue.html"],
+                                       "fine.html": BAD_PAGES["fine.html"]}, css=True))
+    assert problems == {"nocue.html": "", "fine.html": ""}

@@ -1,0 +1,237 @@
+"""The reader sees the argument, not the bookkeeping, and numbers for people
+(issue #26), checked on the built site (``built_site``, tests/conftest.py):
+
+* no cell input on any page, folded or not, calls ``glue(``, ``keep(`` or
+  ``glue_number(`` (glue calls live in removed cells), and the errata page shows
+  none of its generator's code (``import ast``, ``re.compile``, ...);
+* no Python e-notation ("1.15e+07", "4.77e-03") in the prose: paragraphs, list
+  items, captions, admonitions, table cells, headings, the fold buttons' texts,
+  and what cells print as Markdown (the errata), but not code, printed output
+  or mathematics;
+* no glued value ({glue:text}, wherever it is pasted) in e-notation.
+
+Each check is a plain function of one page's HTML, tested on small pages that
+break it (and one that does not), so that none can pass vacuously.  Run as a
+script on a built site, this file prints the offenders per page:
+``python tests/test_reader_site.py _build/html``.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "scripts"))
+
+# What a chapter calls to glue a value (myst_nb.glue, egmlib.report.glue_number, the
+# chapters' local keep helpers) and imports it by.
+BOOKKEEPING = re.compile(r"\b(?:glue|keep|glue_number)\(|\bimport\s+glue\b|from\s+myst_nb\s+import")
+# The errata page's generator: it reads the chapters' sources and the YAML.
+GENERATOR = re.compile(r"\bimport\s+(?:ast|re|yaml)\b|\bre\.compile\(|\bast\.(?:parse|walk)\(|"
+                       r"\byaml\.safe_load\(")
+# Python's e-notation: 1e+06, 4.77e-03, 1.5E7.
+E_NOTATION = re.compile(r"\b\d+(?:\.\d+)?[eE][+-]?\d+\b")
+# What is not prose: code, printed output (text, streams, HTML tables of a cell),
+# mathematics, API signatures, the page's navigation.
+NOT_PROSE = ("pre", "code", "kbd", "samp", "script", "style", "mjx-container", "nav",
+             "div.cell_input", "div.output", ".math", ".sig", "a.headerlink",
+             "div.bd-sidebar-primary", "div.bd-sidebar-secondary", "header", "footer")
+
+
+def _soup(html: str):
+    from bs4 import BeautifulSoup
+
+    return BeautifulSoup(html, "html.parser")
+
+
+def _article(soup):
+    return soup.select_one("article.bd-article") or soup.select_one("main") or soup.body or soup
+
+
+def bookkeeping_inputs(html: str, pattern: re.Pattern = BOOKKEEPING) -> list[str]:
+    """The lines of the page's cell inputs (folded ones too) that match ``pattern``."""
+    found = []
+    for cell in _soup(html).select("div.cell_input"):
+        found += [line.strip() for line in cell.get_text().splitlines() if pattern.search(line)]
+    return found
+
+
+def prose_text(html: str) -> str:
+    """The page's text as a reader reads it, without code, output or mathematics."""
+    article = _article(_soup(html))
+    for selector in NOT_PROSE:
+        for node in article.select(selector):
+            node.decompose()
+    return article.get_text(" ")
+
+
+def e_notation_in_prose(html: str) -> list[str]:
+    """Each e-notation number of the prose, with a few words around it."""
+    text = re.sub(r"\s+", " ", prose_text(html))
+    return [text[max(m.start() - 30, 0):m.end() + 10].strip() for m in E_NOTATION.finditer(text)]
+
+
+def e_notation_in_glue(html: str) -> list[str]:
+    """Each glued value of the page (prose, captions, tables) in e-notation."""
+    return [span.get_text() for span in _soup(html).select("span.pasted-text, span.pasted-inline")
+            if E_NOTATION.search(span.get_text())]
+
+
+def pages(site: Path) -> dict[str, str]:
+    from check_site import site_pages
+
+    return {p.relative_to(site).as_posix(): p.read_text(encoding="utf-8") for p in site_pages(site)}
+
+
+def offenders(site_pages: dict[str, str], check) -> dict[str, list[str]]:
+    """Per page, what ``check`` finds (pages with nothing left out)."""
+    found = {rel: check(html) for rel, html in site_pages.items()}
+    return {rel: items for rel, items in found.items() if items}
+
+
+def _summary(found: dict[str, list[str]]) -> str:
+    return "\n".join(f"{len(items):4d}  {rel}: {items[:3]}" for rel, items in sorted(found.items()))
+
+
+# -- the checks fail on small bad pages -------------------------------------------------------
+
+def _page(body: str) -> str:
+    return f'<html><body><article class="bd-article">{body}</article></body></html>'
+
+
+CELL = ('<div class="cell docutils container"><div class="cell_input docutils container">'
+        '<div class="highlight-ipython3 notranslate"><div class="highlight"><pre>{}</pre></div></div>'
+        '</div>{}</div>')
+OUTPUT = '<div class="cell_output docutils container">{}</div>'
+FOLDED = ('<details class="admonition hide above-input"><summary><p class="collapsed admonition-title">'
+          'Show code cell source</p></summary>{}</details>')
+
+
+@pytest.mark.parametrize("line", [
+    'glue("gm_gain", gain, display=False)',
+    'keep("zipf_rows", n_rows)',
+    'glue_number("sim_k", k)',
+    'report.glue_number("sim_k", k, digits=3)',
+    'from myst_nb import glue',
+])
+def test_bookkeeping_is_found_in_a_cell_input(line):
+    shown = _page(CELL.format("x = 1\n" + line, ""))
+    folded = _page(FOLDED.format(CELL.format(line, "")))
+    assert bookkeeping_inputs(shown) == [line] and bookkeeping_inputs(folded) == [line]
+
+
+def test_bookkeeping_is_not_found_elsewhere():
+    fine = _page("<p>We glue( nothing here: prose.</p>"
+                 + CELL.format("gain = glued_value(x)\nkeeper(3)", OUTPUT.format("<pre>glue(1)</pre>")))
+    assert bookkeeping_inputs(fine) == []
+
+
+def test_generator_code_is_found():
+    bad = _page(CELL.format("import ast\nPATTERN = re.compile(r'x')\nrows = yaml.safe_load(f)", ""))
+    assert len(bookkeeping_inputs(bad, GENERATOR)) == 3
+    assert bookkeeping_inputs(_page(CELL.format("from egmlib import report", "")), GENERATOR) == []
+
+
+@pytest.mark.parametrize("prose", [
+    "<p>the error is 1.15e+07 times the best</p>",
+    "<ul><li>n = 1e+06 rows</li></ul>",
+    "<table><tr><td>delta</td><td>4.77e-03</td></tr></table>",
+    '<figure><figcaption><p>Figure 1: at 2E5 draws</p></figcaption></figure>',
+    '<div class="admonition note"><p class="admonition-title">Note</p><p>tol 1e-10</p></div>',
+    "<h2>Error 3e-5 on this grid</h2>",
+    FOLDED.replace("Show code cell source", "Check: agrees to 1e-10").format(CELL.format("x", "")),
+    # a cell's Markdown output (the errata entries) is prose
+    OUTPUT.format("<ol><li><p>Correct: delta = 4.77e-03</p></li></ol>"),
+])
+def test_e_notation_is_found_in_prose(prose):
+    assert len(e_notation_in_prose(_page(prose))) == 1
+
+
+def test_e_notation_is_not_found_outside_prose():
+    fine = _page(
+        "<p>the gain is 1.55, at n = 10,000 and delta = 4.77 × 10⁻³; version 1.2e; "
+        "commit 3e5f0a1; sha a1e5</p>"
+        + CELL.format("tol = 1e-10", OUTPUT.format(
+            '<div class="output stream highlight-myst-ansi notranslate"><div class="highlight">'
+            "<pre>4.77e-03</pre></div></div>"
+            '<div class="output text_html"><table><tr><td>1e+06</td></tr></table></div>'))
+        + '<p>inline <code class="literal"><span class="pre">1e-6</span></code></p>'
+        + '<span class="math notranslate nohighlight">\\(10^{-6} = 1e-6\\)</span>'
+        + '<div class="math notranslate nohighlight">\\[1e-6\\]</div>'
+        + '<dl><dt class="sig sig-object py"><span class="pre">tol=1e-12</span></dt></dl>')
+    assert e_notation_in_prose(fine) == []
+
+
+def test_e_notation_is_found_in_glued_values():
+    bad = _page('<p>gain <span class="pasted-text">1.15e+07</span>, n '
+                '<span class="pasted-text">10,000</span></p>'
+                '<table><tr><td><span class="pasted-text">4.8E-3</span></td></tr></table>')
+    assert e_notation_in_glue(bad) == ["1.15e+07", "4.8E-3"]
+    fine = _page('<p><span class="pasted-text">5.63 × 10⁻⁶</span> <span class="pasted-text">1.55</span></p>')
+    assert e_notation_in_glue(fine) == []
+
+
+def test_offenders_counts_per_page():
+    site = {"a.html": _page("<p>1e+06 and 2e-3</p>"), "b.html": _page("<p>1.55</p>")}
+    assert {rel: len(items) for rel, items in offenders(site, e_notation_in_prose).items()} == {"a.html": 2}
+
+
+# -- the built site ----------------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def site_pages(built_site: Path) -> dict[str, str]:
+    found = pages(built_site)
+    assert len(found) > 20 and "chapters/errata.html" in found
+    return found
+
+
+@pytest.mark.book
+def test_no_glue_call_in_any_cell_input(site_pages):
+    found = offenders(site_pages, bookkeeping_inputs)
+    assert found == {}, "glue/keep calls in cell inputs (lines per page):\n" + _summary(found)
+
+
+@pytest.mark.book
+def test_no_generator_code_on_the_errata_page(site_pages):
+    found = bookkeeping_inputs(site_pages["chapters/errata.html"], GENERATOR)
+    assert found == [], f"{len(found)} lines of the errata's generator are shown: {found[:5]}"
+
+
+API_PAGE = "api.html"  # egmlib's docstrings: apart, since the chapters' engineers do not own them
+
+
+@pytest.mark.book
+def test_no_e_notation_in_prose(site_pages):
+    found = offenders({rel: html for rel, html in site_pages.items() if rel != API_PAGE}, e_notation_in_prose)
+    assert found == {}, "e-notation in prose (numbers per page):\n" + _summary(found)
+
+
+@pytest.mark.book
+def test_no_e_notation_in_the_api_reference(site_pages):
+    """egmlib's docstrings write a Python literal as code (``1e-12``) or a power of ten
+    as mathematics, not 1e-12 in the text."""
+    found = e_notation_in_prose(site_pages[API_PAGE])
+    assert found == [], f"{len(found)} e-notation numbers in the API reference's text: {found[:5]}"
+
+
+@pytest.mark.book
+def test_no_glued_value_in_e_notation(site_pages):
+    found = offenders(site_pages, e_notation_in_glue)
+    assert found == {}, "glued values in e-notation (per page):\n" + _summary(found)
+
+
+if __name__ == "__main__":  # the to-do list of a built site: python tests/test_reader_site.py _build/html
+    site = pages(Path(sys.argv[1] if len(sys.argv) > 1 else "_build/html"))
+    for title, check in [("glue/keep lines in cell inputs", bookkeeping_inputs),
+                         ("generator lines (errata's inputs)", lambda h: bookkeeping_inputs(h, GENERATOR)),
+                         ("e-notation in prose", e_notation_in_prose),
+                         ("glued values in e-notation", e_notation_in_glue)]:
+        found = offenders(site, check)
+        if title.startswith("generator"):
+            found = {k: v for k, v in found.items() if k == "chapters/errata.html"}
+        print(f"== {title}: {sum(map(len, found.values()))} on {len(found)} pages")
+        print(_summary(found))
