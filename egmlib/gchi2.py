@@ -70,7 +70,7 @@ _EXTENDED = np.finfo(np.longdouble).eps < 1e-18
 
 def _accurate_sum(t: NDArray[np.float64]) -> float:
     """sum_k t_k rounded once: pairwise in 80-bit extended precision where
-    numpy's longdouble has it (error ~1e-19 log2(d) sum|t_k|, below half an
+    numpy's longdouble has it (error ~``1e-19`` log2(d) sum|t_k|, below half an
     ulp of the result when the terms have one sign), else math.fsum."""
     if _EXTENDED:
         return float(np.sum(t, dtype=np.longdouble))
@@ -224,7 +224,7 @@ def _cgf_nonlinear(r: NDArray[np.float64], n: NDArray[np.float64],
     Terms with r_k |d| >= 1/2 are evaluated directly (real arithmetic for the
     modulus and the argument); the rest through the Taylor series
     1/2 sum_{m>=2} (sum_k n_k r_k^m) d^m / m, truncated where the remainder is
-    below 1e-19 (each weight with its own order, from r_k |d|max; the weights
+    below ``1e-19`` (each weight with its own order, from r_k |d|max; the weights
     taking part in power m are a prefix, since r_k is descending).
     """
     out = np.zeros(delta.shape, np.complex128)
@@ -439,7 +439,7 @@ def _phase_step(em: NDArray[np.complex128]) -> float:
 def _step_agrees(fine: float, coarse: float, h: float, strip: float) -> bool:
     """The trapezoid sum with step h agrees with the one with step 2h to within
     100 times the error predicted for step 2h (the nearer of the strip
-    half-width ``strip`` and the Gaussian decay sets it), or 1e-14."""
+    half-width ``strip`` and the Gaussian decay sets it), or ``1e-14``."""
     pred = max(2.0 * math.exp(-2.0 * math.pi ** 2 / (2.0 * h) ** 2),
                math.exp(-2.0 * math.pi * 0.9 * strip / (2.0 * h)))
     return fine > 0.0 and abs(fine - coarse) <= max(100.0 * pred, 1e-14) * fine
@@ -552,7 +552,7 @@ _TOL_RATIONAL = 1e-17
 def _series_roots(tol: float) -> NDArray[np.float64]:
     """theta_m with theta^m / (1 - theta) = tol, m = 1..200 (fixed-point
     iteration; its contraction factor theta / (m (1 - theta)) is below 0.02
-    for tol <= 1e-17)."""
+    for tol <= ``1e-17``)."""
     m = np.arange(1, 201, dtype=np.float64)
     theta = tol ** (1.0 / m)
     for _ in range(40):
@@ -621,7 +621,7 @@ def _inverse_s(ct: _Contour) -> NDArray[np.complex128]:
 def _usable(ct: _Contour | None, c: float, reach: float, mean: float) -> bool:
     """Whether ct may be reused at normalised c: same side of the mean, within
     ``reach`` natural units of where it was built, and a negligible integrand
-    (< 1e-18 of its value at s0) at the truncation point."""
+    (< ``1e-18`` of its value at s0) at the truncation point."""
     if ct is None or abs(c - ct.c0) > reach * ct.sb or (c >= mean) != ct.upper:
         return False
     last = abs(np.exp(ct.cg[-1] + (ct.kp - c) * ct.dl[-1]) * ct.fac[-1])
@@ -773,9 +773,9 @@ def _evaluate(P: _Pair, c: float, ct: _Contour | None = None):
 
 
 def _log_small_density(W: _Weights, c: float) -> float:
-    """log of the density of Q / scale at 0 <= c < 1e-300 (normalised units):
+    """log of the density of Q / scale at 0 <= c < ``1e-300`` (normalised units):
     c^(N/2 - 1) / (2^(N/2) Gamma(N/2) prod_j sqrt(w_j)) to a relative
-    1e-20 N, since c / w_j <= 1e-20 for every kept weight (w_j > 1e-280)."""
+    ``1e-20`` N, since c / w_j <= ``1e-20`` for every kept weight (w_j > ``1e-280``)."""
     half = 0.5 * W.count
     if c == 0.0:
         if half < 1.0:
@@ -982,21 +982,21 @@ def sf(c: ArrayLike, weights: ArrayLike) -> float | NDArray[np.float64]:
     and checked against the rule with twice the step.  That check alone can be
     fooled: when the parabola passes just above a dense run of branch points
     the integrand turns fast, and if its phase advances by a whole turn per
-    step both sums carry the same aliasing error (seen for d = 1e4: sums that
-    agreed to 2e-8 and were both 0.2 % off, or to 2e-5 and 4 % off).  So the argument of the integrand must also change
+    step both sums carry the same aliasing error (seen for d = ``1e4``: sums that
+    agreed to ``2e-8`` and were both 0.2 % off, or to ``2e-5`` and 4 % off).  So the argument of the integrand must also change
     by less than 2 pi / 3 between neighbouring nodes wherever its modulus
-    exceeds 1e-12 of the peak; the local frequency grows continuously from 0
+    exceeds ``1e-12`` of the peak; the local frequency grows continuously from 0
     at the saddle point, so an unresolved step cannot hide from this test.
     Where it fails the parabola is flattened (curvature halved).  The sum is truncated
-    where the integrand is below 1e-21 of its peak.  K is evaluated relative to
+    where the integrand is below ``1e-21`` of its peak.  K is evaluated relative to
     K(s0) (log1p, and a Taylor series of log(1 - z) for the many small terms),
     the factor exp(K(s0) - s0 c) in compensated arithmetic.  The relative error
-    is then a few units of 1e-16 times the condition number c f(c) / P(Q > c)
+    is then a few units of ``1e-16`` times the condition number c f(c) / P(Q > c)
     (which is ~ c / (2 max w) in the far tail): the rounding of c itself
     already perturbs the answer by that much.
 
     *Dropping tiny weights.*  Weights with w_j <= tau max(w) are dropped,
-    tau = 1e-50 when c >= E Q and tau = 1e-280 below the mean.  Write (after
+    tau = ``1e-50`` when c >= E Q and tau = ``1e-280`` below the mean.  Write (after
     dividing by max w) Q = A + R, where R is the sum of the dropped terms
     w_j Z_j^2, m the sum of the dropped weights, and A the kept part, which
     contains the largest weight: A = Z_1^2 + B with B >= 0 independent of Z_1.  Then for every c and every t in (2 m, 1/2]
@@ -1013,14 +1013,14 @@ def sf(c: ArrayLike, weights: ArrayLike) -> float | NDArray[np.float64]:
     ratio bound S_1(y) >= 2 phi(sqrt y) sqrt y / (1 + y) give
     g <= sqrt(2) e^{t/2} t S_1 <= 1.3 sqrt(t) S_1.  Averaging over B,
     P(c - t < A <= c) = E g(c - B) <= 2.6 sqrt(t) E S_1(c - B) = 2.6 sqrt(t) P(A > c).
-    With t = 2 m + 3200 tau the second term is exp(-800) < 1e-347, far below
+    With t = 2 m + 3200 tau the second term is exp(-800) < ``1e-347``, far below
     the smallest double, and since m <= d tau the relative error is at most
-    2.6 sqrt((2 d + 3200) tau), i.e. below 1e-20 for tau = 1e-50 and any
-    d <= 1e9.  Dropped weights therefore never change a returned upper tail
+    2.6 sqrt((2 d + 3200) tau), i.e. below ``1e-20`` for tau = ``1e-50`` and any
+    d <= ``1e9``.  Dropped weights therefore never change a returned upper tail
     probability (nor, via monotonicity, a quantile) beyond rounding.  Below the
-    mean (tau = 1e-280) the same bound makes the absolute error < 1e-135.
+    mean (tau = ``1e-280``) the same bound makes the absolute error < ``1e-135``.
 
-    For 0 < c < 1e-300 max(w) the lower tail P(Q <= c) < 1e-150 is reported
+    For 0 < c < ``1e-300`` max(w) the lower tail P(Q <= c) < ``1e-150`` is reported
     as 0 (so :func:`sf` returns 1 and :func:`cdf` returns 0 there).
 
     References
@@ -1073,8 +1073,8 @@ def cdf(c: ArrayLike, weights: ArrayLike) -> float | NDArray[np.float64]:
     Notes
     -----
     Same method as :func:`sf` (the contour crosses the real axis at s0 < 0
-    when c < E Q).  Weights below 1e-280 max(w) are dropped, which changes
-    the result by less than 1e-135 in absolute terms (Notes of :func:`sf`).
+    when c < E Q).  Weights below ``1e-280`` max(w) are dropped, which changes
+    the result by less than ``1e-135`` in absolute terms (Notes of :func:`sf`).
 
     Examples
     --------
@@ -1117,17 +1117,17 @@ def isf(p: ArrayLike, weights: ArrayLike) -> float | NDArray[np.float64]:
     one Newton step on the saddle-point approximation, so that the first
     contour is usually close enough to be the only one), safeguarded by
     bisection, and stopped when the step
-    is below 2e-15 c.  P and the density come from the same contour integral
+    is below ``2e-15`` c.  P and the density come from the same contour integral
     (:func:`sf`); the contour is reused while c stays within 0.3 natural
     units of where it was built, so a quantile usually costs one contour.
-    The returned c is accurate to about 1e-14 relative (at most 9.3e-15 against
+    The returned c is accurate to about ``1e-14`` relative (at most ``9.3e-15`` against
     40-digit references on the 240-point Zipf grid of ``bench/``).  The work
     per contour is linear in the number of distinct weights: sums over the
     weights are numpy's pairwise sums (not BLAS, so the result does not depend
     on a BLAS thread count), and most weights enter through power sums of a
     series rather than one logarithm per weight and node;
     ``bench/bench_quantile_scale.py`` prints the slowest quantile on a Zipf
-    grid with d up to 1e5 and p down to 1e-12.  In the book the squared
+    grid with d up to ``1e5`` and p down to ``1e-12``.  In the book the squared
     clipping radius is ``isf(1 / n, (b * sigma) ** 2)``.
 
     Examples
@@ -1171,7 +1171,7 @@ def pdf(c: ArrayLike, weights: ArrayLike) -> float | NDArray[np.float64]:
     float or ndarray
         The density at ``c``, shaped like ``c``.  At c = 0 it is the limit
         from the right: inf for one positive weight, 1 / (2 sqrt(w_1 w_2)) for
-        two, 0 for more.  Where P(Q > c) < 1e-324 it is reported as 0.
+        two, 0 for more.  Where P(Q > c) < ``1e-324`` it is reported as 0.
 
     Raises
     ------
@@ -1188,11 +1188,11 @@ def pdf(c: ArrayLike, weights: ArrayLike) -> float | NDArray[np.float64]:
     taken on the same contour and nodes as the tail probability (it has no
     pole at s = 0, so it is the same integral on either side of 0); it is the
     derivative :func:`egmlib.gchi2.isf` uses for Newton's method.  Its relative accuracy is
-    that of :func:`egmlib.gchi2.sf`.  Weights below 1e-50 max(w) (c >= E Q) or 1e-280 max(w)
+    that of :func:`egmlib.gchi2.sf`.  Weights below ``1e-50`` max(w) (c >= E Q) or ``1e-280`` max(w)
     (c < E Q) are dropped, as in :func:`egmlib.gchi2.sf` and :func:`egmlib.gchi2.cdf`.  Below
-    c = 1e-300 max(w) the leading term of the expansion at 0,
+    c = ``1e-300`` max(w) the leading term of the expansion at 0,
     c^(N/2 - 1) / (2^(N/2) Gamma(N/2) prod_j sqrt(w_j)), is used (relative
-    error below 1e-20 N, N the number of kept weights).
+    error below ``1e-20`` N, N the number of kept weights).
 
     Examples
     --------
@@ -1239,7 +1239,7 @@ def isf_gradient(p: float, weights: ArrayLike) -> tuple[float, NDArray[np.float6
     gradient : numpy.ndarray, shape (d,)
         dc / dw_j = E[Z_j**2 | Q = c].  It satisfies sum_j w_j dc/dw_j = c (c is
         homogeneous of degree 1 in w), and equals 1 where w_j = 0 (and where w_j
-        is dropped as negligible, below 1e-50 max(w) for p <= 1/2).
+        is dropped as negligible, below ``1e-50`` max(w) for p <= 1/2).
 
     Raises
     ------
@@ -1265,7 +1265,7 @@ def isf_gradient(p: float, weights: ArrayLike) -> tuple[float, NDArray[np.float6
     last one the quantile's Newton iteration used, when it may be reused):
     1 / (1 - 2 w_j s) is summed directly for the few weights far from
     the contour's scale, and as a geometric series (Horner, truncated at a
-    relative 1e-17) for the rest, so the gradient costs about one tail
+    relative ``1e-17``) for the rest, so the gradient costs about one tail
     probability.
 
     References
