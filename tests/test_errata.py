@@ -50,10 +50,7 @@ MATH_TODO: set[str] = {
     "err-deriv-c-fixed", "err-deriv-diagonal", "err-deriv-eq11-indices", "err-deriv-hessian-names",
     "err-deriv-last-row", "err-deriv-local-global", "err-deriv-minor-range", "err-gd-alg3-constraint",
     "err-gd-alg3-cov", "err-gd-alg3-index", "err-gd-alg3-muhat", "err-gd-equivalent-formulation",
-    "err-gd-expect-no-clipping", "err-gd-minimal-strict", "err-gd-privacy-argument", "err-s4-cdf-name",
-    "err-s4-hat-tilde", "err-s5-mechanism-distribution", "err-s7-even-moments", "err-s7-extra-bounded",
-    "err-s7-extra-square", "err-s7-second-moment", "err-s7-t-range", "err-s7-uncentred-bernstein",
-    "err-zipf-davies",
+    "err-gd-expect-no-clipping", "err-gd-minimal-strict", "err-gd-privacy-argument", "err-zipf-davies",
 }
 
 
