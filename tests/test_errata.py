@@ -48,9 +48,7 @@ MATH_TODO: set[str] = {
     "err-bern-norm-squared", "err-bern-pointwise", "err-bern-sqrt2", "err-bern-strict",
     "err-bern-thm4-bjsigma", "err-bern-thm4-hypotheses", "err-deriv-base-case", "err-deriv-border-power",
     "err-deriv-c-fixed", "err-deriv-diagonal", "err-deriv-eq11-indices", "err-deriv-hessian-names",
-    "err-deriv-last-row", "err-deriv-local-global", "err-deriv-minor-range", "err-gd-alg3-constraint",
-    "err-gd-alg3-cov", "err-gd-alg3-index", "err-gd-alg3-muhat", "err-gd-equivalent-formulation",
-    "err-gd-expect-no-clipping", "err-gd-minimal-strict", "err-gd-privacy-argument", "err-zipf-davies",
+    "err-deriv-last-row", "err-deriv-local-global", "err-deriv-minor-range", "err-zipf-davies",
 }
 
 
