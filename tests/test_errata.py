@@ -46,9 +46,7 @@ ASCII_MATH = re.compile(r"\b(?:sum|prod|max|min)_|\bsigma\b|sigma_|\^|_\{|\b[A-Z
 MATH_TODO: set[str] = {
     "err-bern-L", "err-bern-eq24-index", "err-bern-index", "err-bern-lemma42-event", "err-bern-mgf",
     "err-bern-norm-squared", "err-bern-pointwise", "err-bern-sqrt2", "err-bern-strict",
-    "err-bern-thm4-bjsigma", "err-bern-thm4-hypotheses", "err-deriv-base-case", "err-deriv-border-power",
-    "err-deriv-c-fixed", "err-deriv-diagonal", "err-deriv-eq11-indices", "err-deriv-hessian-names",
-    "err-deriv-last-row", "err-deriv-local-global", "err-deriv-minor-range", "err-zipf-davies",
+    "err-bern-thm4-bjsigma", "err-bern-thm4-hypotheses", "err-zipf-davies",
 }
 
 
