@@ -40,14 +40,8 @@ NUMBER = re.compile(r"(?<![\w.])\d+(?:\.\d+)?(?:[eE][-+]?\d+|%)|(?<![\w.])\d+\.\
 
 
 # Mathematics is MyST math ($...$).  ASCII mathematics outside it ("sum_j", "sigma_j",
-# "b^{-2}", "||x||", "<=") is refused.  Entries not yet rewritten (strict: an entry that
-# is rewritten fails here until it is removed from the list).
+# "b^{-2}", "||x||", "<=") is refused.
 ASCII_MATH = re.compile(r"\b(?:sum|prod|max|min)_|\bsigma\b|sigma_|\^|_\{|\b[A-Za-z]+_[A-Za-z0-9]|sqrt\(|<=|>=|\|\||\bmu-hat|\beps\b")
-MATH_TODO: set[str] = {
-    "err-bern-L", "err-bern-eq24-index", "err-bern-index", "err-bern-lemma42-event", "err-bern-mgf",
-    "err-bern-norm-squared", "err-bern-pointwise", "err-bern-sqrt2", "err-bern-strict",
-    "err-bern-thm4-bjsigma", "err-bern-thm4-hypotheses", "err-zipf-davies",
-}
 
 
 def math_problems(text: str) -> list[str]:
@@ -148,9 +142,7 @@ def test_math_pattern():
     assert "^" in math_problems("sigma_ed^2 b_i^{-3}")
 
 
-@pytest.mark.parametrize("entry", [
-    pytest.param(e, marks=pytest.mark.xfail(strict=True, reason="ASCII mathematics not yet rewritten"))
-    if e["label"] in MATH_TODO else e for e in ENTRIES], ids=lambda e: e["label"])
+@pytest.mark.parametrize("entry", ENTRIES, ids=lambda e: e["label"])
 def test_math_is_myst_math(entry):
     for field in ("location", "says", "correction"):
         problems = math_problems(entry[field])
