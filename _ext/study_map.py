@@ -89,7 +89,7 @@ def book_labels(root: Path = ROOT) -> dict[str, tuple[str, str, int]]:
                 if m:
                     opener = next((lines[k] for k in range(j - 1, -1, -1)
                                    if re.match(r"\s*(```|:::)", lines[k])), "")
-                    how = ("eq" if "{math}" in opener else
+                    how = ("eq" if "{math}" in opener or "{glue:math}" in opener else
                            "prf" if "{prf:" in opener else "ref")
                     labels[m[1]] = (how, doc, i)
                 m = re.match(r"\s*\(([\w-]+)\)=\s*$", line)
