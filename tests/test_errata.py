@@ -39,6 +39,21 @@ PARTS = re.compile(r"\b(?:Lemma|Theorem|Corollary|Proposition|Definition|Section
 NUMBER = re.compile(r"(?<![\w.])\d+(?:\.\d+)?(?:[eE][-+]?\d+|%)|(?<![\w.])\d+\.\d+")
 
 
+# Mathematics is MyST math ($...$).  ASCII mathematics outside it ("sum_j", "sigma_j",
+# "b^{-2}", "||x||", "<=") is refused.
+ASCII_MATH = re.compile(r"\b(?:sum|prod|max|min)_|\bsigma\b|sigma_|\^|_\{|\b[A-Za-z]+_[A-Za-z0-9]|sqrt\(|<=|>=|\|\||\bmu-hat|\beps\b")
+
+
+def math_problems(text: str) -> list[str]:
+    """What keeps a field from reading as mathematics: unbalanced $, or ASCII
+    mathematics outside $...$ (references {glue}`key` and `code` do not count)."""
+    text = REF.sub("", text).replace(r"\$", "")
+    if text.count("$") % 2:
+        return ["unbalanced $"]
+    text = re.sub(r"`[^`]*`", " ", text)  # code is not mathematics
+    return ASCII_MATH.findall(re.sub(r"\$[^$]*\$", " ", text))
+
+
 def hand_numbers(text: str) -> list[str]:
     return NUMBER.findall(PARTS.sub("", REF.sub("", text)))
 
@@ -118,6 +133,20 @@ def test_numbers_are_glued(entry):
                 "if it is a parameter or a quotation of the study (errata/README.md)")
             used.append(number)
     assert set(literals) <= set(used), f"{entry['label']}: unused literals {sorted(set(literals) - set(used))}"
+
+
+def test_math_pattern():
+    assert math_problems(r"$\sum_j (b_j\sigma_j)^2 = 1$ and {glue}`a_b:.2f`") == []
+    assert math_problems("sum_j (b_j sigma_j)^2 = 1") != []
+    assert math_problems("$x") == ["unbalanced $"]
+    assert "^" in math_problems("sigma_ed^2 b_i^{-3}")
+
+
+@pytest.mark.parametrize("entry", ENTRIES, ids=lambda e: e["label"])
+def test_math_is_myst_math(entry):
+    for field in ("location", "says", "correction"):
+        problems = math_problems(entry[field])
+        assert not problems, f"{entry['label']}: {field} has mathematics outside $...$: {problems[:5]}"
 
 
 def test_not_yet_matches_the_errata_chapter():
