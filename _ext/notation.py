@@ -154,10 +154,15 @@ def load(root: Path) -> list[Page]:
                                 "(name the file after the chapter that defines its entries)")
         found[by_stem[path.stem]] = (_entries(path, "symbols", data.get("symbols")),
                                      _entries(path, "terms", data.get("terms")))
-    seen: dict[tuple[str, str], Entry] = {}
-    for symbols, terms in found.values():
+    # A term is defined once in the book (one glossary); a symbol once per chapter:
+    # chapters may reuse a letter with a meaning of their own (f, R, s_j), and the
+    # table lists symbols by chapter, so each reads under the chapter it belongs to.
+    seen: dict[tuple[str, ...], Entry] = {}
+    for doc, (symbols, terms) in found.items():
         for entry in symbols + terms:
             key = (entry.kind, _normalise(entry.name, entry.kind))
+            if entry.kind == "symbols":
+                key = (doc, *key)
             if key in seen:
                 what = "symbol" if entry.kind == "symbols" else "term"
                 raise NotationError(f"duplicate {what} {entry.name!r}: in {seen[key].source} and in "

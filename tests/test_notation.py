@@ -77,7 +77,8 @@ GOOD = ("symbols:\n  - symbol: '\\sigma'\n    meaning: 'a scale'\n    where: ch-
     ({"ch.yml": GOOD.replace("'\\sigma'", "'$\\sigma$'")}, r"without dollars"),
     ({"ch.yml": GOOD.replace("where: ch-eq", "where: two labels")}, r"one label"),
     ({"other.yml": GOOD}, r"no page named 'other'"),
-    ({"ch.yml": GOOD, "intro.yml": GOOD.split("terms:")[0]}, r"duplicate symbol '\\\\sigma'"),
+    ({"ch.yml": GOOD.replace("symbols:\n", "symbols:\n  - symbol: '\\sigma'\n    meaning: 'again'\n"
+                             "    where: ch-eq\n", 1)}, r"duplicate symbol '\\\\sigma'"),
     ({"ch.yml": GOOD, "intro.yml": "terms:\n  - term: 'Clipping  Probability'\n"
                                     "    definition: 'x'\n    where: y\n"}, r"duplicate term"),
 ], ids=["unknown-key", "missing", "empty", "top-key", "not-mapping", "dollars", "label",
@@ -87,6 +88,14 @@ def test_malformed_files_are_refused(tmp_path: Path, files, message):
     with pytest.raises(notation.NotationError, match=message) as err:
         notation.load(root)
     assert "notation/" in str(err.value) or "duplicate" in str(err.value)
+
+
+def test_a_symbol_may_recur_in_another_chapter(tmp_path: Path):
+    """Two chapters may give one letter meanings of their own (each is listed under its
+    chapter); a term, by contrast, has one glossary entry."""
+    root = _project(tmp_path, {"ch.yml": GOOD, "intro.yml": GOOD.split("terms:")[0]})
+    pages = notation.load(root)
+    assert sum(len(p.symbols) for p in pages) == 2
 
 
 def test_reading_order_and_rendering(tmp_path: Path):
