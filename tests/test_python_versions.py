@@ -67,7 +67,7 @@ def _fake_python(tmp: Path, version: tuple[int, int, int]) -> Path:
 def _make(cwd: Path, *args: str, env: dict | None = None) -> subprocess.CompletedProcess:
     """make in ``cwd``, free of the variables of a `make test` this may run under (MAKEFLAGS)."""
     env = {k: v for k, v in (os.environ if env is None else env).items()
-           if k not in ("MAKEFLAGS", "MFLAGS", "MAKELEVEL", "PYTHON", "VENV")}
+           if k not in ("MAKEFLAGS", "MFLAGS", "MAKELEVEL", "PYTHON", "VENV", "JOBS", "PYTEST_ARGS")}
     return subprocess.run(["make", "--no-print-directory", *args], cwd=cwd, capture_output=True, text=True,
                           timeout=120, env=env)
 
