@@ -151,18 +151,25 @@ lab: $(STAMP)
 
 # pytest prints its 20 slowest steps (--durations), so that CI's log shows where
 # the time goes.  The site, LaTeX and PDF builds happen once per run
-# (tests/conftest.py).
+# (tests/conftest.py).  The tests run on every core (pytest-xdist, one worker a
+# core: `make test JOBS=0` runs them in pytest's own process), in groups that stay on one
+# worker: a notebook's cells, and the tests of the built book (tests/conftest.py
+# groups them and puts the longest first, the order --no-loadscope-reorder keeps).
+# PYTEST_ARGS passes more options, e.g. PYTEST_ARGS="-k hly".
+JOBS ?= auto
+PYTEST_ARGS ?=
 PYTEST := CFFCONVERT=$(abspath $(CFFCONVERT)) JUPYTER_PREFER_ENV_PATH=1 $(BIN)/python -m pytest \
-  --nbval --nbval-current-env --nbval-sanitize-with nbval_sanitize.cfg --durations=20
+  --nbval --nbval-current-env --nbval-sanitize-with nbval_sanitize.cfg --durations=20 \
+  -n $(JOBS) --dist loadgroup --no-loadscope-reorder
 
 test: $(STAMP) $(CFFCONVERT)
-	$(PYTEST)
+	$(PYTEST)$(if $(PYTEST_ARGS), $(PYTEST_ARGS))
 
 # What depends on the Python version: unit tests, doctests, nbval on every chapter.
 # The tests marked `book` (site, PDF, browser, JupyterLab: tests/conftest.py) are
 # left out; .ci/run runs them once, in `make test` with the oldest Python.
 test-python: $(STAMP) $(CFFCONVERT)
-	$(PYTEST) -m "not book"
+	$(PYTEST) -m "not book"$(if $(PYTEST_ARGS), $(PYTEST_ARGS))
 
 # Photographs of every page, whole, at 1280 and 390 px (a review tool, not a
 # test): _build/screenshots/<page>.w<width>.<k>.png.  The site of the last

@@ -55,7 +55,8 @@ RAW_TEX = re.compile(r'class="math[^"]*"[^>]*>\s*(\\\(|\\\[|\$)')
 MATH = re.compile(r'class="math[ "]')
 STRIP = 2000  # px of page per strip
 COLUMNS = {1280: 1, 390: 4}  # strips side by side on one sheet
-TIMEOUT = 120  # s for one answer of the browser
+TIMEOUT = 600  # s for one answer of the browser (a long page on a machine shared by
+# many jobs took more than 120 s to load: the limit is for a browser that hangs)
 # Console errors that are no fault of the book: pydata-sphinx-theme reads the
 # reader's colour mode from localStorage, which is empty on a first visit, and
 # says so with console.error before it falls back to "auto".

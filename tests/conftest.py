@@ -7,8 +7,19 @@ use the chapters' stored outputs (tests/book_builds.py); the nbval run of the
 same pytest invocation proves that a fresh execution reproduces them.
 
 When the run needs the LaTeX source or the PDF, their builds start in a thread
-as soon as the site's build does, and run beside it and the tests that follow
-(pytest itself keeps only one core busy); a test that needs them waits for them.
+as soon as the site's build does, and run beside it and the tests that follow;
+a test that needs them waits for them.
+
+`make test` runs pytest on every core (pytest-xdist, ``-n auto --dist
+loadgroup``).  A session fixture is per worker, so every test marked ``book`` is
+put in one xdist group ("book"): the builds happen once, on the worker that runs
+that group.  Every cell of a notebook is in its notebook's group, since nbval runs
+the cells in order in one kernel.  The book's group is the longest, so it is put
+first, then the notebooks, then the unit tests, which fill in at the end
+(pytest_collection_modifyitems; `make test` keeps this order with
+--no-loadscope-reorder).  Tests that write files write into their own tmp_path
+(per worker under xdist).  Hypothesis's example database (one folder a test,
+each test on one worker) writes each example to a temporary file and renames it.
 
 The marker ``book`` names the tests of the site, the PDF, the browser and
 JupyterLab: their result does not depend on the Python version, so CI runs them
@@ -45,6 +56,39 @@ def pytest_configure(config):
     config.addinivalue_line(
         "markers", "book: checks the built site, the PDF, the pages in a browser or JupyterLab; "
         "the same on every Python, so CI runs them once (`make test-python` leaves them out)")
+
+
+def _group(item) -> str | None:
+    """The xdist group of a test: every `book` test in one (the session builds of
+    the site, LaTeX and PDF happen once, on one worker), every cell of one notebook
+    in one (nbval runs them in order in one kernel); None: any worker."""
+    if item.get_closest_marker("book") is not None:
+        return "book"
+    if item.path.suffix == ".ipynb":
+        return "nb-" + item.path.stem
+    return None
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(config, items):
+    """Under pytest-xdist (`make test`: ``-n auto --dist loadgroup``), mark each test
+    with its group (see _group); and, in every run, put the longest work first: the
+    book's tests, then the notebooks, then the rest, so that no worker is left with
+    a long group at the end while the other waits.  The order within a group (a
+    notebook's cells) is kept (the sort is stable)."""
+    groups = {id(item): _group(item) for item in items}
+    # on a worker, xdist has set the option dist to "no" (the controller schedules):
+    # the marks go on whenever xdist is there (its marker is then registered)
+    if config.pluginmanager.hasplugin("xdist"):
+        for item in items:
+            if groups[id(item)] is not None:
+                item.add_marker(pytest.mark.xdist_group(groups[id(item)]))
+
+    def rank(item) -> int:
+        group = groups[id(item)]
+        return 0 if group == "book" else 1 if group else 2
+
+    items.sort(key=rank)
 
 
 class _Later:
