@@ -1,0 +1,273 @@
+"""The "Notation and glossary" page, generated from notation/*.yml.
+
+Each chapter that defines symbols or concepts has one file ``notation/<page>.yml``
+(``<page>`` is the file name, without extension, of a page in _toc.yml: ``intro``,
+``gaussian_mechanism``, ...); the format is in notation/README.md::
+
+    symbols:
+      - symbol: '\\sigma_{\\mathrm{opt}}'   # LaTeX, no dollars
+        meaning: 'noise scale of the Gaussian mechanism at sensitivity 1'
+        where: gm-eq-sigma-opt             # label of the defining place
+    terms:
+      - term: 'clipping probability'
+        definition: 'the probability $p_C$ that a row is clipped'
+        where: gd-def-clipping
+
+At ``source-read`` of the page ``notation`` the marker line (``MARKER``) is
+replaced by MyST: for each page in reading order, a heading with the page's
+title and a table of its symbols ($symbol$, meaning, a link to the defining
+place), then one sorted ``{glossary}`` of all terms, each definition ending with
+a link to its defining place.  Sphinx indexes glossary terms, so the PDF's
+general index lists the concepts too.
+
+Malformed files (not a mapping, unknown keys, missing or empty fields, a file
+named after no page of _toc.yml, the same term or symbol twice) stop the build
+with an error that names the file, the entry and the problem.  A ``where`` label
+that does not exist is a broken cross-reference, reported by the build (-n).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+import yaml
+
+MARKER = "<!-- notation-and-glossary -->"
+PAGE = "notation"
+FIELDS = {"symbols": ("symbol", "meaning", "where"), "terms": ("term", "definition", "where")}
+LABEL = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:-]*")
+
+
+class NotationError(ValueError):
+    """A notation/*.yml file does not follow the format of notation/README.md."""
+
+
+@dataclass(frozen=True)
+class Entry:
+    kind: str  # "symbols" or "terms"
+    name: str  # the symbol (LaTeX) or the term
+    text: str  # the meaning or the definition (MyST)
+    where: str  # a label
+    source: str  # "notation/x.yml, symbols[2]"
+
+
+@dataclass(frozen=True)
+class Page:
+    docname: str  # e.g. "chapters/gaussian_mechanism"
+    title: str
+    symbols: tuple[Entry, ...]
+    terms: tuple[Entry, ...]
+
+
+# ---------------------------------------------------------------- reading the files
+
+def toc_pages(root: Path) -> list[str]:
+    """The docnames of _toc.yml in reading order (root first)."""
+    toc = yaml.safe_load((Path(root) / "_toc.yml").read_text())
+    pages = [toc["root"]]
+
+    def walk(entries):
+        for entry in entries or []:
+            if "file" in entry:
+                pages.append(str(entry["file"]).removesuffix(".md").removesuffix(".ipynb"))
+            walk(entry.get("sections"))
+
+    for part in toc.get("parts", []):
+        walk(part.get("chapters"))
+    walk(toc.get("chapters"))
+    return pages
+
+
+def page_title(root: Path, docname: str) -> str:
+    """The first level-1 heading of a page (.md or the markdown cells of .ipynb)."""
+    md, nb = Path(root) / f"{docname}.md", Path(root) / f"{docname}.ipynb"
+    if md.is_file():
+        lines = md.read_text().splitlines()
+    elif nb.is_file():
+        cells = json.loads(nb.read_text())["cells"]
+        lines = [line for c in cells if c["cell_type"] == "markdown"
+                 for line in "".join(c["source"]).splitlines()]
+    else:
+        return docname
+    for line in lines:
+        if line.startswith("# "):
+            return line[2:].strip()
+    return docname
+
+
+def _entries(path: Path, kind: str, items) -> list[Entry]:
+    name_field, text_field, _ = FIELDS[kind]
+    where = f"notation/{path.name}"
+    if items is None:
+        return []
+    if not isinstance(items, list):
+        raise NotationError(f"{where}: '{kind}' must be a list of entries, got {type(items).__name__}")
+    out = []
+    for i, item in enumerate(items):
+        at = f"{where}, {kind}[{i}]"
+        if not isinstance(item, dict):
+            raise NotationError(f"{at}: an entry must be a mapping with keys {', '.join(FIELDS[kind])}, "
+                                f"got {item!r}")
+        unknown = sorted(set(item) - set(FIELDS[kind]))
+        if unknown:
+            raise NotationError(f"{at}: unknown key(s) {', '.join(map(str, unknown))}; "
+                                f"the keys are {', '.join(FIELDS[kind])}")
+        for field in FIELDS[kind]:
+            value = item.get(field)
+            if not isinstance(value, str) or not value.strip():
+                raise NotationError(f"{at}: '{field}' is missing or empty (a non-empty string)")
+        if "$" in item[name_field] and kind == "symbols":
+            raise NotationError(f"{at}: write the symbol as LaTeX without dollars, got {item['symbol']!r}")
+        if not LABEL.fullmatch(item["where"]):
+            raise NotationError(f"{at}: 'where' must be one label (letters, digits, - _ . :), "
+                                f"got {item['where']!r}")
+        out.append(Entry(kind, item[name_field].strip(), item[text_field].strip(), item["where"], at))
+    return out
+
+
+def load(root: Path) -> list[Page]:
+    """Every notation/*.yml, checked, as pages in the reading order of _toc.yml."""
+    root = Path(root)
+    pages = toc_pages(root)
+    by_stem = {}
+    for docname in pages:
+        by_stem.setdefault(Path(docname).name, docname)
+    found: dict[str, tuple[list[Entry], list[Entry]]] = {}
+    for path in sorted((root / "notation").glob("*.yml")):
+        try:
+            data = yaml.safe_load(path.read_text())
+        except yaml.YAMLError as err:
+            raise NotationError(f"notation/{path.name}: not valid YAML: {err}") from None
+        if data is None:
+            continue
+        if not isinstance(data, dict):
+            raise NotationError(f"notation/{path.name}: must be a mapping with keys symbols, terms")
+        unknown = sorted(set(data) - set(FIELDS))
+        if unknown:
+            raise NotationError(f"notation/{path.name}: unknown key(s) {', '.join(map(str, unknown))}; "
+                                "the keys are symbols, terms")
+        if path.stem not in by_stem:
+            raise NotationError(f"notation/{path.name}: no page named {path.stem!r} in _toc.yml "
+                                "(name the file after the chapter that defines its entries)")
+        found[by_stem[path.stem]] = (_entries(path, "symbols", data.get("symbols")),
+                                     _entries(path, "terms", data.get("terms")))
+    seen: dict[tuple[str, str], Entry] = {}
+    for symbols, terms in found.values():
+        for entry in symbols + terms:
+            key = (entry.kind, _normalise(entry.name, entry.kind))
+            if key in seen:
+                what = "symbol" if entry.kind == "symbols" else "term"
+                raise NotationError(f"duplicate {what} {entry.name!r}: in {seen[key].source} and in "
+                                    f"{entry.source} (define it once, where it is first defined)")
+            seen[key] = entry
+    titles = {pages[0]: "The landing page"}
+    return [Page(doc, titles.get(doc) or page_title(root, doc), tuple(found[doc][0]), tuple(found[doc][1]))
+            for doc in pages if doc in found]
+
+
+def _normalise(name: str, kind: str) -> str:
+    if kind == "symbols":
+        return re.sub(r"\s+", "", name)
+    return " ".join(name.split()).casefold()
+
+
+# ---------------------------------------------------------------- writing MyST
+
+def _cell(text: str) -> str:
+    return " ".join(text.split()).replace("|", "\\|")
+
+
+def render(pages: list[Page]) -> str:
+    """The MyST that replaces the marker: symbol tables by chapter, then the glossary."""
+    out = ["## Symbols", ""]
+    if not any(page.symbols for page in pages):
+        out += ["No symbols are listed yet.", ""]
+    for page in pages:
+        if not page.symbols:
+            continue
+        out += [f"### {page.title}", "",
+                "| Symbol | Meaning | Defined in |", "| :-- | :-- | :-- |"]
+        out += [f"| ${_cell(e.name)}$ | {_cell(e.text)} | [](#{e.where}) |" for e in page.symbols]
+        out.append("")
+    out += ["## Glossary", ""]
+    terms = [e for page in pages for e in page.terms]
+    if not terms:
+        return "\n".join(out + ["No terms are listed yet.", ""])
+    out += ["```{glossary}", ":sorted:", ""]
+    for entry in terms:
+        out.append(" ".join(entry.name.split()))
+        body = entry.text.splitlines() + ["", f"Defined in [](#{entry.where})."]
+        out += [f"  {line}" if line.strip() else "" for line in body]
+        out.append("")
+    out += ["```", ""]
+    return "\n".join(out)
+
+
+# ---------------------------------------------------------------- Sphinx
+
+def _check(app):
+    """Read and check the files once per build: a malformed file stops it at once."""
+    from sphinx.errors import ExtensionError
+
+    try:
+        app.env.notation_pages = load(Path(app.srcdir))
+    except NotationError as err:
+        raise ExtensionError(f"Notation and glossary: {err}") from None
+
+
+def _expand(app, docname, source):
+    if docname != PAGE:
+        return
+    root = Path(app.srcdir)
+    for path in [root / "_toc.yml", *sorted((root / "notation").glob("*.yml"))]:
+        app.env.note_dependency(str(path))
+    pages = getattr(app.env, "notation_pages", None) or load(root)
+    if MARKER not in source[0]:
+        from sphinx.errors import ExtensionError
+
+        raise ExtensionError(f"Notation and glossary: {PAGE}.md needs the marker line {MARKER}")
+    source[0] = source[0].replace(MARKER, render(pages))
+
+
+def _always_reread(app, env, added, changed, removed):
+    """notation.md shows the other pages' titles: reread it when anything is read."""
+    if PAGE in env.found_docs and (added or changed or removed):
+        return [PAGE]
+    return []
+
+
+def _proof_links():
+    from docutils import nodes
+    from sphinx import addnodes
+    from sphinx.transforms.post_transforms import SphinxPostTransform
+
+    class ProofLinks(SphinxPostTransform):
+        """A link ``[](#label)`` on the page to a sphinx-proof label (definition,
+        lemma, ...) becomes ``{prf:ref}`label```: the myst resolver does not find
+        those labels (sphinx-proof resolves only its own role)."""
+
+        default_priority = 8  # before myst's resolver (9) and Sphinx's (10)
+
+        def run(self, **kwargs):
+            proofs = getattr(self.env, "proof_list", {})
+            for node in self.document.findall(addnodes.pending_xref):
+                if (node.get("refdoc") == PAGE and node.get("reftype") == "myst"
+                        and node.get("reftarget") in proofs):
+                    node["refdomain"], node["reftype"] = "prf", "ref"
+                    if not node.astext().strip():  # sphinx-proof numbers a bare label
+                        target = node["reftarget"]
+                        node.children = []
+                        node += nodes.inline(target, target)
+
+    return ProofLinks
+
+
+def setup(app):
+    app.connect("builder-inited", _check)
+    app.add_post_transform(_proof_links())
+    app.connect("source-read", _expand)
+    app.connect("env-get-outdated", _always_reread)
+    return {"parallel_read_safe": True, "parallel_write_safe": True}

@@ -1,0 +1,165 @@
+"""The "Notation and glossary" page (_ext/notation.py, notation/*.yml).
+
+* Every notation/*.yml follows the format of notation/README.md (checked without a
+  build, with the extension's own reader).
+* Each rule of the format is enforced: unknown keys, missing or empty fields, a file
+  named after no page, the same term or symbol twice -> NotationError naming the file
+  and the entry; in a build, the same error stops it.
+* A tiny Sphinx project with a sample yml renders the symbol table (with links to an
+  equation, a section and a sphinx-proof definition) and the glossary, and its LaTeX
+  puts the glossary term into the index.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "_ext"))
+
+import notation  # noqa: E402
+
+FILES = sorted((ROOT / "notation").glob("*.yml"))
+
+
+def test_there_is_notation():
+    assert FILES, "notation/ has no .yml file"
+    assert (ROOT / "notation.md").read_text().count(notation.MARKER) == 1
+    assert "notation" in notation.toc_pages(ROOT)
+
+
+@pytest.mark.parametrize("path", FILES, ids=lambda p: p.name)
+def test_file_format(path: Path):
+    data = yaml.safe_load(path.read_text())
+    assert isinstance(data, dict) and set(data) <= {"symbols", "terms"}, path.name
+    for kind, fields in notation.FIELDS.items():
+        for item in data.get(kind) or []:
+            assert set(item) == set(fields), (path.name, item)
+            assert all(isinstance(item[f], str) and item[f].strip() for f in fields), (path.name, item)
+
+
+def test_all_files_load_together():
+    """The reader's own checks, over all files at once (duplicates across chapters)."""
+    pages = notation.load(ROOT)
+    assert [p.docname for p in pages] == [d for d in notation.toc_pages(ROOT)
+                                          if d in {p.docname for p in pages}]
+    assert sum(len(p.symbols) + len(p.terms) for p in pages) > 0
+
+
+# ---------------------------------------------------------------- the rules, one by one
+
+def _project(tmp: Path, files: dict[str, str]) -> Path:
+    (tmp / "notation").mkdir(parents=True)
+    (tmp / "_toc.yml").write_text("format: jb-book\nroot: intro\nchapters:\n"
+                                  "  - file: chapters/ch\n  - file: notation\n")
+    for name, text in files.items():
+        (tmp / "notation" / name).write_text(text)
+    return tmp
+
+
+GOOD = ("symbols:\n  - symbol: '\\sigma'\n    meaning: 'a scale'\n    where: ch-eq\n"
+        "terms:\n  - term: 'clipping probability'\n    definition: 'the chance $p_C$'\n"
+        "    where: ch-def\n")
+
+
+@pytest.mark.parametrize("files, message", [
+    ({"ch.yml": GOOD.replace("where: ch-eq", "where: ch-eq\n    units: none")}, r"unknown key\(s\) units"),
+    ({"ch.yml": GOOD.replace("    meaning: 'a scale'\n", "")}, r"'meaning' is missing"),
+    ({"ch.yml": GOOD.replace("'a scale'", "''")}, r"'meaning' is missing or empty"),
+    ({"ch.yml": GOOD.replace("symbols:", "symbol:")}, r"unknown key\(s\) symbol"),
+    ({"ch.yml": "- just a list\n"}, r"must be a mapping"),
+    ({"ch.yml": GOOD.replace("'\\sigma'", "'$\\sigma$'")}, r"without dollars"),
+    ({"ch.yml": GOOD.replace("where: ch-eq", "where: two labels")}, r"one label"),
+    ({"other.yml": GOOD}, r"no page named 'other'"),
+    ({"ch.yml": GOOD, "intro.yml": GOOD.split("terms:")[0]}, r"duplicate symbol '\\\\sigma'"),
+    ({"ch.yml": GOOD, "intro.yml": "terms:\n  - term: 'Clipping  Probability'\n"
+                                    "    definition: 'x'\n    where: y\n"}, r"duplicate term"),
+], ids=["unknown-key", "missing", "empty", "top-key", "not-mapping", "dollars", "label",
+        "no-page", "dup-symbol", "dup-term"])
+def test_malformed_files_are_refused(tmp_path: Path, files, message):
+    root = _project(tmp_path, files)
+    with pytest.raises(notation.NotationError, match=message) as err:
+        notation.load(root)
+    assert "notation/" in str(err.value) or "duplicate" in str(err.value)
+
+
+def test_reading_order_and_rendering(tmp_path: Path):
+    root = _project(tmp_path, {"ch.yml": GOOD, "intro.yml": GOOD.replace("\\sigma", "n").replace(
+        "clipping probability", "row").replace("ch-", "intro-")})
+    pages = notation.load(root)
+    assert [p.docname for p in pages] == ["intro", "chapters/ch"]
+    text = notation.render(pages)
+    assert "| $\\sigma$ | a scale | [](#ch-eq) |" in text
+    assert text.index("```{glossary}") > text.index("| $n$ |")
+    assert ":sorted:" in text and "\nclipping probability\n  the chance $p_C$" in text
+
+
+# ---------------------------------------------------------------- a tiny build
+
+CONF = """\
+import sys
+sys.path.insert(0, {ext!r})
+extensions = ["myst_parser", "sphinx_proof", "notation"]
+myst_enable_extensions = ["dollarmath", "amsmath", "colon_fence"]
+root_doc = "intro"
+numfig = True
+math_numfig = True
+"""
+
+PAGES = {
+    "intro.md": "# Landing\n\n```{toctree}\nchapters/ch\nnotation\n```\n",
+    "chapters/ch.md": ("# The chapter\n\n(ch-sec)=\n## A section\n\n$$\n\\sigma = 1\n$$ (ch-eq)\n\n"
+                       ":::{prf:definition} Clipping\n:label: ch-def\nA row is clipped.\n:::\n\n"
+                       "The {term}`clipping probability` is small.\n"),
+    "notation.md": f"# Notation and glossary\n\n{notation.MARKER}\n",
+}
+
+
+def _sphinx(tmp: Path, builder: str, files: dict[str, str]) -> subprocess.CompletedProcess:
+    root = _project(tmp, files)
+    (root / "conf.py").write_text(CONF.format(ext=str(ROOT / "_ext")))
+    for name, text in PAGES.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text)
+    return subprocess.run([sys.executable, "-m", "sphinx", "-b", builder, "-W", "-n", "--keep-going",
+                           "-q", str(root), str(root / "_build" / builder)],
+                          capture_output=True, text=True, timeout=300)
+
+
+def test_tiny_build_renders_table_and_glossary(tmp_path: Path):
+    proc = _sphinx(tmp_path, "html", {"ch.yml": GOOD.replace("where: ch-eq", "where: ch-eq\n"
+                   "  - symbol: 'C'\n    meaning: 'the radius, $|x| \\le C$'\n    where: ch-sec")})
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    page = (tmp_path / "_build" / "html" / "notation.html").read_text()
+    flat = re.sub(r"\s+", " ", page)
+    assert '<dt id="term-clipping-probability">clipping probability' in flat
+    assert r"\(p_C\)" in flat  # the definition's math is math
+    assert re.search(r'<a class="reference internal" href="chapters/ch.html#ch-def">Definition 1</a>', flat)
+    table = flat[flat.index("<table"):flat.index("</table>")]
+    assert r"\(\sigma\)" in table and "a scale" in table
+    assert 'href="chapters/ch.html#equation-ch-eq">(1)</a>' in table
+    assert 'href="chapters/ch.html#ch-sec"' in table and r"\(|x| \le C\)" in table
+    assert re.search(r"<h3>The chapter<a class=\"headerlink\"", flat)  # grouped under the chapter's title
+    chapter = (tmp_path / "_build" / "html" / "chapters" / "ch.html").read_text()
+    assert 'href="../notation.html#term-clipping-probability"' in chapter  # {term} links
+
+
+def test_tiny_latex_indexes_the_terms(tmp_path: Path):
+    """Only the .tex source is read: no LaTeX installation is needed."""
+    proc = _sphinx(tmp_path, "latex", {"ch.yml": GOOD})
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    tex = "".join(p.read_text() for p in (tmp_path / "_build" / "latex").glob("*.tex"))
+    assert r"\index{clipping probability@\spxentry{clipping probability}" in tex
+    assert r"\sphinxcrossref{Definition 1}" in tex
+
+
+def test_tiny_build_stops_on_a_malformed_file(tmp_path: Path):
+    proc = _sphinx(tmp_path, "html", {"ch.yml": GOOD.replace("where: ch-eq", "where: ch-eq\n    note: x")})
+    assert proc.returncode != 0
+    assert "Notation and glossary: notation/ch.yml, symbols[0]: unknown key(s) note" in proc.stdout + proc.stderr
