@@ -168,3 +168,15 @@ def test_counts_quoted_by_class():
     for cls in CLASSES:
         assert int(keys[f"errata_n_{cls.replace('-', '_')}"]) == sum(e["class"] == cls for e in ENTRIES), \
             "chapters/errata.ipynb is stale: re-execute it"
+
+
+def test_no_e_notation_on_the_page():
+    """Numbers for people (issue 26): the entries as the errata page prints them
+    (the stored list of chapters/errata.ipynb) have no e-notation outside $...$."""
+    stored = "".join("".join(o["data"].get("application/papermill.record/text/markdown", ""))
+                     for c in cells("chapters/errata.ipynb") if c["cell_type"] == "code"
+                     for o in c.get("outputs", []) if "errata_list" in json.dumps(o.get("metadata", {})))
+    assert stored.count("\n1. ") + stored.startswith("1. ") == len(ENTRIES), "chapters/errata.ipynb is stale"
+    prose = re.sub(r"\$[^$]*\$", " ", stored)
+    found = re.findall(r"\S*\d(?:\.\d+)?[eE][-+]?\d+\S*", prose)
+    assert not found, f"e-notation on the errata page: {found[:5]}"
