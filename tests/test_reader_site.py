@@ -18,6 +18,7 @@ script on a built site, this file prints the offenders per page:
 
 from __future__ import annotations
 
+import functools
 import re
 import sys
 from pathlib import Path
@@ -52,14 +53,22 @@ def _article(soup):
     return soup.select_one("article.bd-article") or soup.select_one("main") or soup.body or soup
 
 
+@functools.lru_cache(maxsize=None)
+def _parsed(html: str):
+    """One parse per page for the checks that only read it (a page's parse takes
+    seconds with html.parser; four checks each parsing every page took 2 minutes)."""
+    return _soup(html)
+
+
 def bookkeeping_inputs(html: str, pattern: re.Pattern = BOOKKEEPING) -> list[str]:
     """The lines of the page's cell inputs (folded ones too) that match ``pattern``."""
     found = []
-    for cell in _soup(html).select("div.cell_input"):
+    for cell in _parsed(html).select("div.cell_input"):
         found += [line.strip() for line in cell.get_text().splitlines() if pattern.search(line)]
     return found
 
 
+@functools.lru_cache(maxsize=None)
 def prose_text(html: str) -> str:
     """The page's text as a reader reads it, without code, output or mathematics."""
     article = _article(_soup(html))
@@ -77,7 +86,7 @@ def e_notation_in_prose(html: str) -> list[str]:
 
 def e_notation_in_glue(html: str) -> list[str]:
     """Each glued value of the page (prose, captions, tables) in e-notation."""
-    return [span.get_text() for span in _soup(html).select("span.pasted-text, span.pasted-inline")
+    return [span.get_text() for span in _parsed(html).select("span.pasted-text, span.pasted-inline")
             if E_NOTATION.search(span.get_text())]
 
 
