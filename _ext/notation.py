@@ -185,8 +185,15 @@ def _cell(text: str) -> str:
     return " ".join(text.split()).replace("|", "\\|")
 
 
-def render(pages: list[Page]) -> str:
-    """The MyST that replaces the marker: symbol tables by chapter, then the glossary."""
+def _link(label: str, equations: frozenset) -> str:
+    """A link to ``label``: {eq} for an equation (a plain MyST link to one resolves on the
+    site but names a LaTeX label that does not exist, so the PDF printed ??)."""
+    return f"{{eq}}`{label}`" if label in equations else f"[](#{label})"
+
+
+def render(pages: list[Page], equations: frozenset = frozenset()) -> str:
+    """The MyST that replaces the marker: symbol tables by chapter, then the glossary.
+    ``equations``: the labels that name equations."""
     out = ["## Symbols", ""]
     if not any(page.symbols for page in pages):
         out += ["No symbols are listed yet.", ""]
@@ -195,7 +202,7 @@ def render(pages: list[Page]) -> str:
             continue
         out += [f"### {page.title}", "",
                 "| Symbol | Meaning | Defined in |", "| :-- | :-- | :-- |"]
-        out += [f"| ${_cell(e.name)}$ | {_cell(e.text)} | [](#{e.where}) |" for e in page.symbols]
+        out += [f"| ${_cell(e.name)}$ | {_cell(e.text)} | {_link(e.where, equations)} |" for e in page.symbols]
         out.append("")
     out += ["## Glossary", ""]
     terms = [e for page in pages for e in page.terms]
@@ -204,7 +211,7 @@ def render(pages: list[Page]) -> str:
     out += ["```{glossary}", ":sorted:", ""]
     for entry in terms:
         out.append(" ".join(entry.name.split()))
-        body = entry.text.splitlines() + ["", f"Defined in [](#{entry.where})."]
+        body = entry.text.splitlines() + ["", f"Defined in {_link(entry.where, equations)}."]
         out += [f"  {line}" if line.strip() else "" for line in body]
         out.append("")
     out += ["```", ""]
@@ -234,7 +241,10 @@ def _expand(app, docname, source):
         from sphinx.errors import ExtensionError
 
         raise ExtensionError(f"Notation and glossary: {PAGE}.md needs the marker line {MARKER}")
-    source[0] = source[0].replace(MARKER, render(pages))
+    # the chapters are read before this page (Sphinx reads in sorted order, and this
+    # page is reread after any change), so the math domain knows their equations
+    equations = frozenset(app.env.get_domain("math").data.get("objects", {}))
+    source[0] = source[0].replace(MARKER, render(pages, equations))
 
 
 def _always_reread(app, env, added, changed, removed):
