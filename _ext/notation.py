@@ -225,7 +225,9 @@ def _check(app):
     from sphinx.errors import ExtensionError
 
     try:
-        app.env.notation_pages = load(Path(app.srcdir))
+        # kept on the app, not the environment: the environment is pickled, and a test
+        # that unpickles it would have to import this module under its name
+        app.notation_pages = load(Path(app.srcdir))
     except NotationError as err:
         raise ExtensionError(f"Notation and glossary: {err}") from None
 
@@ -236,7 +238,7 @@ def _expand(app, docname, source):
     root = Path(app.srcdir)
     for path in [root / "_toc.yml", *sorted((root / "notation").glob("*.yml"))]:
         app.env.note_dependency(str(path))
-    pages = getattr(app.env, "notation_pages", None) or load(root)
+    pages = getattr(app, "notation_pages", None) or load(root)
     if MARKER not in source[0]:
         from sphinx.errors import ExtensionError
 

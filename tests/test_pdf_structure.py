@@ -230,7 +230,8 @@ def test_pdf_toc_has_the_sites_structure(parts, tex, compiled_pdf):
     _, titles = tex_outline(tex)
     expected = [(kind, n, PREFACE if doc is None else (titles.get(doc, doc) if kind == "chapter" else doc))
                 for kind, n, doc in expected_outline(parts)]
-    actual = toc_file_outline((compiled_pdf / "egm-book.toc").read_text(encoding="latin-1"))
+    # pdflatex copies the UTF-8 of a title (the study’s: a typographic apostrophe) into .toc
+    actual = toc_file_outline((compiled_pdf / "egm-book.toc").read_text(encoding="utf-8", errors="replace"))
     while actual and actual[-1][0] == "chapter" and actual[-1][1] is None and actual[-1][2] in INDICES:
         actual.pop()
     squash = [(k, n, _squash(t)) for k, n, t in expected]
@@ -239,7 +240,7 @@ def test_pdf_toc_has_the_sites_structure(parts, tex, compiled_pdf):
 
 def test_pdf_numbers_what_the_site_numbers(environment, compiled_pdf):
     """Each figure, table and equation: the number in the PDF's .aux is the site's."""
-    aux = (compiled_pdf / "egm-book.aux").read_text(encoding="latin-1")
+    aux = (compiled_pdf / "egm-book.aux").read_text(encoding="utf-8", errors="replace")
     pdf = {key.lower(): number for key, number in re.findall(r"\\newlabel\{(.+?)\}\{\{([^{}]*)\}", aux)}
     checked, wrong = 0, []
     for doc, kinds in environment.toc_fignumbers.items():
