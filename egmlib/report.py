@@ -16,7 +16,6 @@ that it reads the same in the HTML and, with the PDF's preamble, in LaTeX.
 
 from __future__ import annotations
 
-import math
 import numbers
 
 import numpy as np
@@ -96,7 +95,7 @@ def format_number(
     large = check_real("large", large, low=1.0)
     exact_integer = _is_integer(value)
     x = check_real("value", value)
-    negative = x < 0 or (x == 0 and math.copysign(1.0, x) < 0 and not exact_integer)
+    negative = x < 0  # a zero, signed or not, prints without a sign (both branches below)
     a = abs(x)
     if exact_integer and abs(int(value)) < large:  # type: ignore[call-overload]
         return _signed(f"{abs(int(value)):,d}", int(value) < 0)  # type: ignore[call-overload]
