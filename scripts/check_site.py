@@ -41,6 +41,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import urllib.parse
 from pathlib import Path
@@ -49,6 +50,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from check_math_offline import FLAGS, _serve  # noqa: E402
 
 WIDTHS = (1280, 390)
+LOAD_WIDTH = 390  # each page is loaded at this width (as a phone would), then resized
+BROWSERS = 2  # headless browsers side by side (two cores)
 HEIGHT = {1280: 900, 390: 844}  # the window of the checks (a laptop, a phone)
 REDIRECT = re.compile(r'<meta http-equiv="refresh" content="\d+;\s*url=([^"]*)"', re.I)
 RAW_TEX = re.compile(r'class="math[^"]*"[^>]*>\s*(\\\(|\\\[|\$)')
@@ -262,10 +265,8 @@ def _problem(event: dict) -> str | None:
     return f"{method.split('.')[1]}: {text[:300]}"
 
 
-def check_page(browser: _DevTools, url: str) -> dict:
-    """Load ``url`` once in ``browser`` and return what the page shows."""
-    browser.events.clear()
-    browser.call("Page.navigate", wait_event="Page.loadEventFired", url=url)
+def _seen(browser: _DevTools) -> dict:
+    """What the page now loaded in ``browser`` shows at the current window size."""
     browser.evaluate(SETTLE.format(ms=300))
     dom = browser.evaluate("document.documentElement.outerHTML")
     overflow = browser.evaluate(OVERFLOW)
@@ -276,6 +277,42 @@ def check_page(browser: _DevTools, url: str) -> dict:
             "console": [p for p in map(_problem, browser.events) if p],
             "view": overflow["view"], "wide": overflow["wide"], "culprits": overflow["culprits"],
             "equations": equations}
+
+
+def set_width(browser: _DevTools, width: int) -> None:
+    """The window of the checks at ``width`` px (a phone below 600 px)."""
+    browser.call("Emulation.setDeviceMetricsOverride", width=width, height=HEIGHT[width],
+                 deviceScaleFactor=1, mobile=width < 600)
+
+
+def check_page(browser: _DevTools, url: str) -> dict:
+    """Load ``url`` once in ``browser`` and return what the page shows."""
+    browser.events.clear()
+    browser.call("Page.navigate", wait_event="Page.loadEventFired", url=url)
+    return _seen(browser)
+
+
+# two animation frames: the layout at a new window size is done
+NEXT_FRAME = ("new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))"
+              ".then(() => true)")
+
+
+def check_page_at_widths(browser: _DevTools, url: str, widths=WIDTHS) -> dict:
+    """``url`` loaded ONCE, at the first of ``widths``, then the window resized to
+    each of the others: what the page shows at each width (issue 22: typesetting
+    a page's formulas is most of the cost of a load, and a resize re-lays the page
+    out without it).  The console of each width holds what the page reported
+    while it was loaded or resized to that width."""
+    seen = {}
+    for k, width in enumerate(widths):
+        set_width(browser, width)
+        if k == 0:
+            seen[width] = check_page(browser, url)
+        else:
+            browser.events.clear()
+            browser.evaluate(NEXT_FRAME)
+            seen[width] = _seen(browser)
+    return seen
 
 
 def screenshots(url: str, width: int, stem: Path) -> list[Path]:
@@ -408,32 +445,41 @@ def main(argv: list[str]) -> int:
         return id_cache[p]
 
     # the browsers first, then the server's thread (a child is best started single-threaded)
-    browsers = {}
+    browsers = []
     try:
-        for width in WIDTHS:
-            browsers[width] = _DevTools(width)
+        for _ in range(BROWSERS):
+            browsers.append(_DevTools(LOAD_WIDTH))
             for domain in ("Page", "Runtime", "Log"):
-                browsers[width].call(f"{domain}.enable")
-            browsers[width].call("Emulation.setDeviceMetricsOverride", width=width, height=HEIGHT[width],
-                                 deviceScaleFactor=1, mobile=width < 600)
+                browsers[-1].call(f"{domain}.enable")
         server, port = _serve(root)
         failures, report = 0, {}
         try:
-            # each width in its own browser, the two side by side (two cores)
+            # each page is loaded once, at LOAD_WIDTH, and resized to the other
+            # widths (check_page_at_widths); the pages are shared between the
+            # browsers, the largest first, so that both cores are busy to the end
             loaded = {rel: {} for rel in (p.relative_to(root).as_posix() for p in pages)
                       if not REDIRECT.search((root / rel).read_text(encoding="utf-8"))}
+            queue = sorted(loaded, key=lambda rel: -(root / rel).stat().st_size)
+            lock = threading.Lock()
 
-            def load_all(width: int) -> None:
-                for rel in loaded:
+            def load_all(browser: _DevTools) -> None:
+                while True:
+                    with lock:
+                        if not queue:
+                            return
+                        rel = queue.pop(0)
                     started = time.monotonic()
+                    widths = (LOAD_WIDTH, *(w for w in WIDTHS if w != LOAD_WIDTH))
                     try:
-                        loaded[rel][width] = check_page(browsers[width], f"http://127.0.0.1:{port}/{rel}")
+                        loaded[rel].update(check_page_at_widths(
+                            browser, f"http://127.0.0.1:{port}/{rel}", widths))
                     except RuntimeError as error:
-                        loaded[rel][width] = f"at {width} px, the browser failed: {error}"
-                    loaded[rel][f"s{width}"] = time.monotonic() - started
+                        for width in WIDTHS:
+                            loaded[rel][width] = f"at {width} px, the browser failed: {error}"
+                    loaded[rel]["s"] = time.monotonic() - started
 
-            with concurrent.futures.ThreadPoolExecutor(len(WIDTHS)) as pool:
-                list(pool.map(load_all, WIDTHS))
+            with concurrent.futures.ThreadPoolExecutor(len(browsers)) as pool:
+                list(pool.map(load_all, browsers))
             for page in pages:
                 rel = page.relative_to(root).as_posix()
                 url = f"http://127.0.0.1:{port}/{rel}"
@@ -469,7 +515,7 @@ def main(argv: list[str]) -> int:
                 print(f"{'ok  ' if ok else 'FAIL'} {rel}: {formulas} formulas, {len(bad)} broken links"
                       + "".join(f", {r['wide']} px wide at {w}" for w, r in results.items() if r)
                       + (f", {len(shots)} screenshots" if args.screenshots else "")
-                      + "".join(f" ({loaded[rel][f's{w}']:.1f} s at {w})" for w in WIDTHS if rel in loaded))
+                      + (f" ({loaded[rel]['s']:.1f} s)" if rel in loaded else ""))
                 for item in problems:
                     print("     ", item)
                 report[rel] = {"ok": ok, "problems": problems, "broken_links": bad, "redirect": bool(redirect),
@@ -477,7 +523,7 @@ def main(argv: list[str]) -> int:
         finally:
             server.shutdown()
     finally:
-        for browser in browsers.values():
+        for browser in browsers:
             browser.close()
     if args.json:
         args.json.write_text(json.dumps(report, indent=1))
