@@ -24,7 +24,9 @@ def build_book(out: Path, builder: str | None = None) -> Path:
     config["execute"]["execute_notebooks"] = "off"
     cfg = out / "_config.yml"
     cfg.write_text(yaml.safe_dump(config))
-    shutil.copytree(ROOT / "_ext", out / "_ext")  # local_extensions resolve beside the config
+    # local_extensions resolve beside the config; a second build in the same
+    # folder (another builder, sharing the doctrees) finds them there already
+    shutil.copytree(ROOT / "_ext", out / "_ext", dirs_exist_ok=True)
     cmd = [str(BIN / "jupyter-book"), "build", str(ROOT), "--path-output", str(out),
            "--config", str(cfg), "-W", "-n", "--keep-going"]
     if builder:

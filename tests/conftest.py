@@ -7,8 +7,9 @@ use the chapters' stored outputs (tests/book_builds.py); the nbval run of the
 same pytest invocation proves that a fresh execution reproduces them.
 
 When the run needs the LaTeX source or the PDF, their builds start in a thread
-as soon as the site's build does, and run beside it and the tests that follow;
-a test that needs them waits for them.
+as soon as the site's build is asked for: the LaTeX build follows the site's in
+the same folder (it reuses its doctrees) and runs, with the pdflatex compile,
+beside the tests that read the site; a test that needs them waits for them.
 
 `make test` runs pytest on every core (pytest-xdist, ``-n auto --dist
 loadgroup``).  A session fixture is per worker, so every test marked ``book`` is
@@ -113,55 +114,72 @@ class _Later:
         return self._value
 
 
-class _PdfBuilds:
-    """The LaTeX build and, after it, the pdflatex compile, each started once."""
+class _Builds:
+    """The site, its LaTeX source and the PDF, each built at most once, all in one
+    folder: Sphinx shares its doctrees between builders, so the second of the
+    two Sphinx builds reads the pickled environment of the first instead of
+    parsing every chapter again (issue 22).  The two never run at once (a lock);
+    the pdflatex compile follows the LaTeX build."""
 
     def __init__(self, tmp_path_factory, session) -> None:
-        self.tmp_path_factory, self.session = tmp_path_factory, session
-        self.latex = self.pdf = None
+        self.session = session
+        self.folder = tmp_path_factory.mktemp("book")
+        self._lock = threading.Lock()
+        self.site = self.latex = self.pdf = None
 
     def _needed(self, fixture: str) -> bool:
         return any(fixture in getattr(item, "fixturenames", ()) for item in self.session.items)
 
-    def start(self, compile_too: bool | None = None) -> None:
+    def _build(self, builder: str | None = None) -> Path:
+        with self._lock:
+            return build_book(self.folder, builder)
+
+    def start_site(self) -> None:
+        if self.site is None:
+            self.site = _Later(self._build)
+            # the LaTeX build queues behind the site's and then runs beside the
+            # tests that read the site (the browser check)
+            if self._needed("latex_build") or self._needed("compiled_pdf"):
+                self.start_latex()
+
+    def start_latex(self, compile_too: bool | None = None) -> None:
         if self.latex is None:
-            self.latex = _Later(build_book, self.tmp_path_factory.mktemp("pdf"), "latex")
+            self.latex = _Later(self._build, "latex")
         if compile_too is None:
             compile_too = self._needed("compiled_pdf")
         if compile_too and self.pdf is None:
             self.pdf = _Later(lambda: compile_pdf(self.latex.result() / "latex"))
 
     def wait(self) -> None:  # no build left running when pytest ends
-        for job in (self.latex, self.pdf):
+        for job in (self.site, self.latex, self.pdf):
             if job is not None:
                 job._thread.join()
 
 
 @pytest.fixture(scope="session")
-def _pdf_builds(tmp_path_factory, request) -> _PdfBuilds:
-    builds = _PdfBuilds(tmp_path_factory, request.session)
+def _builds(tmp_path_factory, request) -> _Builds:
+    builds = _Builds(tmp_path_factory, request.session)
     yield builds
     builds.wait()
 
 
 @pytest.fixture(scope="session")
-def built_site(tmp_path_factory, _pdf_builds) -> Path:
+def built_site(_builds) -> Path:
     """The HTML site (stored outputs, warnings as errors): ``.../_build/html``."""
-    if _pdf_builds._needed("latex_build") or _pdf_builds._needed("compiled_pdf"):
-        _pdf_builds.start()  # beside this build, on the other core
-    return build_book(tmp_path_factory.mktemp("book")) / "html"
+    _builds.start_site()
+    return _builds.site.result() / "html"
 
 
 @pytest.fixture(scope="session")
-def latex_build(_pdf_builds) -> Path:
+def latex_build(_builds) -> Path:
     """Sphinx's LaTeX source of the book (stored outputs): ``.../_build``."""
-    _pdf_builds.start()
-    return _pdf_builds.latex.result()
+    _builds.start_latex()
+    return _builds.latex.result()
 
 
 @pytest.fixture(scope="session")
-def compiled_pdf(_pdf_builds) -> Path:
+def compiled_pdf(_builds) -> Path:
     """The same LaTeX source compiled as `make pdf` does, checked like it:
     ``.../_build/latex``.  Skips where LaTeX is not installed."""
-    _pdf_builds.start(compile_too=True)
-    return _pdf_builds.pdf.result()
+    _builds.start_latex(compile_too=True)
+    return _builds.pdf.result()

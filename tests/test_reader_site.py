@@ -54,28 +54,30 @@ def _article(soup):
 
 
 @functools.lru_cache(maxsize=None)
-def _parsed(html: str):
-    """One parse per page for the checks that only read it (a page's parse takes
-    seconds with html.parser; four checks each parsing every page took 2 minutes)."""
-    return _soup(html)
+def _read(html: str) -> dict:
+    """What the checks read from a page, from ONE parse of it (a page's parse takes
+    seconds with html.parser; each check parsing every page took minutes): the
+    lines of its cell inputs, its glued values, and its prose text (read last:
+    reading it removes the code, output and mathematics from the parse)."""
+    soup = _soup(html)
+    inputs = [cell.get_text() for cell in soup.select("div.cell_input")]
+    glued = [span.get_text() for span in soup.select("span.pasted-text, span.pasted-inline")]
+    article = _article(soup)
+    for selector in NOT_PROSE:
+        for node in article.select(selector):
+            node.decompose()
+    return {"inputs": inputs, "glued": glued, "prose": article.get_text(" ")}
 
 
 def bookkeeping_inputs(html: str, pattern: re.Pattern = BOOKKEEPING) -> list[str]:
     """The lines of the page's cell inputs (folded ones too) that match ``pattern``."""
-    found = []
-    for cell in _parsed(html).select("div.cell_input"):
-        found += [line.strip() for line in cell.get_text().splitlines() if pattern.search(line)]
-    return found
+    return [line.strip() for cell in _read(html)["inputs"] for line in cell.splitlines()
+            if pattern.search(line)]
 
 
-@functools.lru_cache(maxsize=None)
 def prose_text(html: str) -> str:
     """The page's text as a reader reads it, without code, output or mathematics."""
-    article = _article(_soup(html))
-    for selector in NOT_PROSE:
-        for node in article.select(selector):
-            node.decompose()
-    return article.get_text(" ")
+    return _read(html)["prose"]
 
 
 def e_notation_in_prose(html: str) -> list[str]:
@@ -86,8 +88,7 @@ def e_notation_in_prose(html: str) -> list[str]:
 
 def e_notation_in_glue(html: str) -> list[str]:
     """Each glued value of the page (prose, captions, tables) in e-notation."""
-    return [span.get_text() for span in _parsed(html).select("span.pasted-text, span.pasted-inline")
-            if E_NOTATION.search(span.get_text())]
+    return [text for text in _read(html)["glued"] if E_NOTATION.search(text)]
 
 
 def pages(site: Path) -> dict[str, str]:
