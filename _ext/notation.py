@@ -18,7 +18,9 @@ replaced by MyST: for each page in reading order, a heading with the page's
 title and a table of its symbols ($symbol$, meaning, a link to the defining
 place), then one sorted ``{glossary}`` of all terms, each definition ending with
 a link to its defining place.  Sphinx indexes glossary terms, so the PDF's
-general index lists the concepts too.
+general index lists the concepts too; in the PDF each term's index entry is moved
+from the glossary to its defining place (``IndexAtDefinitions``), and the symbol
+tables have fixed, ragged-right columns (``TABULAR_COLUMNS``).
 
 Malformed files (not a mapping, unknown keys, missing or empty fields, a file
 named after no page of _toc.yml, the same term or symbol twice) stop the build
