@@ -366,3 +366,20 @@ def pdf_tools():
     from book_builds import pdf_tools as tools
 
     return tools()
+
+
+def opens_chapters_on_any_page(tex: str) -> bool:
+    """Whether the document class lets a chapter open on the next page (openany);
+    Sphinx's manual class opens it on a right-hand page, leaving blank pages."""
+    options = re.search(r"\\documentclass\[([^\]]*)\]\{sphinxmanual\}", tex)
+    return bool(options) and "openany" in options.group(1).split(",")
+
+
+def test_the_openany_check():
+    assert not opens_chapters_on_any_page(r"\documentclass[letterpaper,10pt,english]{sphinxmanual}")
+    assert opens_chapters_on_any_page(r"\documentclass[letterpaper,10pt,english,openany]{sphinxmanual}")
+
+
+def test_chapters_open_on_any_page(tex):
+    """No blank page before a chapter (issue 26: openright left 24 of them)."""
+    assert opens_chapters_on_any_page(tex)
