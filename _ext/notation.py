@@ -18,7 +18,9 @@ replaced by MyST: for each page in reading order, a heading with the page's
 title and a table of its symbols ($symbol$, meaning, a link to the defining
 place), then one sorted ``{glossary}`` of all terms, each definition ending with
 a link to its defining place.  Sphinx indexes glossary terms, so the PDF's
-general index lists the concepts too.
+general index lists the concepts too; in the PDF each term's index entry is moved
+from the glossary to its defining place (``IndexAtDefinitions``), and the symbol
+tables have fixed, ragged-right columns (``TABULAR_COLUMNS``).
 
 Malformed files (not a mapping, unknown keys, missing or empty fields, a file
 named after no page of _toc.yml, the same term or symbol twice) stop the build
@@ -191,6 +193,13 @@ def _link(label: str, equations: frozenset) -> str:
     return f"{{eq}}`{label}`" if label in equations else f"[](#{label})"
 
 
+# The PDF's column widths (fractions of the line; the site ignores them), set
+# ragged right so that a narrow column breaks between words instead of
+# hyphenating; the symbol column fits the longest symbol (math does not break).
+COLUMNS = (0.22, 0.5, 0.28)
+TABULAR_COLUMNS = "".join(rf">{{\raggedright\arraybackslash}}\Y{{{w}}}" for w in COLUMNS)
+
+
 def render(pages: list[Page], equations: frozenset = frozenset()) -> str:
     """The MyST that replaces the marker: symbol tables by chapter, then the glossary.
     ``equations``: the labels that name equations."""
@@ -200,7 +209,7 @@ def render(pages: list[Page], equations: frozenset = frozenset()) -> str:
     for page in pages:
         if not page.symbols:
             continue
-        out += [f"### {page.title}", "",
+        out += [f"### {page.title}", "", f"```{{tabularcolumns}} {TABULAR_COLUMNS}", "```", "",
                 "| Symbol | Meaning | Defined in |", "| :-- | :-- | :-- |"]
         out += [f"| ${_cell(e.name)}$ | {_cell(e.text)} | {_link(e.where, equations)} |" for e in page.symbols]
         out.append("")
@@ -282,8 +291,104 @@ def _proof_links():
     return ProofLinks
 
 
+def target_ids(env, label: str) -> tuple[str | None, list[str]]:
+    """(document, candidate node ids) of a ``where`` label: a section or paragraph
+    target (std domain), an equation, a sphinx-proof directive."""
+    std = env.get_domain("std")
+    if label in std.labels:
+        doc, node_id, _ = std.labels[label]
+        return doc, [node_id]
+    if label in std.anonlabels:
+        doc, node_id = std.anonlabels[label]
+        return doc, [node_id]
+    equation = env.get_domain("math").data.get("objects", {}).get(label)
+    if equation:
+        return equation[0], [f"equation-{label}", label]
+    proof = getattr(env, "proof_list", {}).get(label)
+    if proof:
+        return proof["docname"], [label]
+    return None, []
+
+
+def move_index_entries(glossary_page, terms: dict[str, tuple[str, str]], locate) -> list[str]:
+    """The PDF's index entry of each glossary term at the place that defines it.
+
+    ``glossary_page``: the (LaTeX-assembled) page of the glossary; ``terms``: normalised term -> (term, where label); ``locate(label)`` -> the node
+    the label names in ``document`` (or None).  The glossary's own entry of a term
+    whose defining place is found is dropped (so the index gives one page, the
+    definition's); returns the terms left at the glossary."""
+    from sphinx import addnodes
+    from docutils import nodes
+
+    placed = set()
+    for key, (name, where) in terms.items():
+        node = locate(where)
+        if node is None or node.parent is None:
+            continue
+        entry = addnodes.index(entries=[("single", name, (node["ids"] or [""])[0], "main", None)],
+                               inline=False)
+        if isinstance(node, nodes.section):
+            node.insert(1 if node.children and isinstance(node[0], nodes.title) else 0, entry)
+        else:
+            node.parent.insert(node.parent.index(node), entry)
+        placed.add(key)
+    for index in list(glossary_page.findall(addnodes.index)):
+        if not isinstance(index.parent, nodes.term):
+            continue
+        index["entries"] = [e for e in index["entries"]
+                            if _normalise(e[1], "terms") not in placed]
+    return sorted(set(terms) - placed)
+
+
+def _index_at_definitions():
+    from docutils import nodes
+    from sphinx import addnodes
+    from sphinx.transforms.post_transforms import SphinxPostTransform
+    from sphinx.util import logging
+
+    logger = logging.getLogger(__name__)
+
+    class IndexAtDefinitions(SphinxPostTransform):
+        """In the PDF, a concept's index entry points to where it is defined (the
+        term's ``where`` label), not to the glossary page (LaTeX: one assembled
+        document, the chapters in ``start_of_file`` nodes, whose subtrees' own
+        parent links are not set: each page is searched within its node)."""
+
+        builders = ("latex",)
+        default_priority = 850
+
+        def run(self, **kwargs):
+            pages = getattr(self.app, "notation_pages", None)
+            if not pages or not any(True for _ in self.document.findall(addnodes.start_of_file)):
+                return
+            root = self.config.root_doc
+            docs = {node["docname"]: node for node in self.document.findall(addnodes.start_of_file)}
+            terms = {_normalise(e.name, "terms"): (" ".join(e.name.split()), e.where)
+                     for page in pages for e in page.terms}
+
+            def locate(label):
+                doc, ids = target_ids(self.env, label)
+                if doc is None:
+                    return None
+                scope = docs.get(doc, self.document if doc == root else None)
+                if scope is None:
+                    return None
+                for node in scope.findall(nodes.Element):
+                    if any(i in node.get("ids", ()) for i in ids):
+                        return node
+                return None
+
+            left = move_index_entries(docs.get(PAGE, self.document), terms, locate)
+            if left:
+                logger.info("notation: %d glossary terms indexed at the glossary (defining "
+                            "place not found): %s", len(left), ", ".join(left))
+
+    return IndexAtDefinitions
+
+
 def setup(app):
     app.connect("builder-inited", _check)
+    app.add_post_transform(_index_at_definitions())
     app.add_post_transform(_proof_links())
     app.connect("source-read", _expand)
     app.connect("env-get-outdated", _always_reread)

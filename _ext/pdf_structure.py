@@ -42,6 +42,11 @@ The PDF prints nothing that the site folds (issue #26), ``PdfHiddenCells``:
   how many more the site holds, and a folded figure or rich output becomes one
   line saying that the site shows it.
 
+A printed output that the site shows but that runs over more than
+``LONG_OUTPUT`` lines (a table of 60 rows fills two pages) is cut the same way in
+the PDF: its first ``FIRST_ROWS`` lines and a note with its number of lines and
+the page of the book's HTML version that holds it whole (``PdfLongOutputs``).
+
 A code block or printed output wider than the text at the verbatim font
 (10 pt: about 84 characters fit the text width) is set smaller, ``PdfWideVerbatim``
 (8 pt up to 104 characters, 7 pt above), instead of being wrapped mid-word
@@ -195,6 +200,61 @@ def _shorten_output(output: nodes.Element) -> None:
                                                "(the book's HTML version)."))
 
 
+LONG_OUTPUT = 30   # lines of a shown text output printed whole in the PDF (about half a page)
+FIRST_ROWS = 20    # lines of a longer one printed, with a note
+
+
+def site_page(docname: str, baseurl: str = "") -> str:
+    """Where the book's HTML version shows ``docname`` (its address when the site
+    has one, ``html_baseurl``; else the page's path in the HTML build)."""
+    page = f"{docname}.html"
+    return f"{baseurl.rstrip('/')}/{page}" if baseurl else page
+
+
+def cut_long_output(output: nodes.Element, page: str) -> int:
+    """Cut every text block of a shown output longer than LONG_OUTPUT lines to its
+    first FIRST_ROWS lines and a note (in place); returns how many were cut."""
+    cut = 0
+    for child in list(output.children):
+        if not isinstance(child, nodes.literal_block):
+            continue
+        lines = child.astext().rstrip("\n").split("\n")
+        if len(lines) <= LONG_OUTPUT:
+            continue
+        kept = "\n".join(lines[:FIRST_ROWS])
+        child.children = [nodes.Text(kept)]
+        child.rawsource = kept
+        note = _folded_note(f"The first {FIRST_ROWS} of the {len(lines)} lines of this output; "
+                            f"the book's HTML version prints it whole ({page}).")
+        output.insert(output.index(child) + 1, note)
+        cut += 1
+    return cut
+
+
+class PdfLongOutputs(SphinxPostTransform):
+    """A long printed output, shown on the site, in its first lines (module docstring)."""
+
+    builders = ("latex",)
+    default_priority = 199  # with PdfHiddenCells (folded outputs are cut there, shorter)
+
+    def run(self, **kwargs) -> None:
+        baseurl = getattr(self.config, "html_baseurl", "") or ""
+        # The page of each output: the LaTeX builder puts each page's doctree in a
+        # start_of_file node without setting its root's parent, so each page is
+        # searched within its node (a nested page, later in the walk, wins).
+        page_of = {}
+        for part in [self.document, *self.document.findall(addnodes.start_of_file)]:
+            docname = part.get("docname", self.env.docname)
+            for output in part.findall(nodes.container):
+                if output.get("nb_element") == "cell_code_output":
+                    page_of[id(output)] = (output, docname)
+        for output, docname in page_of.values():
+            cell = output.parent
+            if cell is not None and cell.get("hide_mode") in ("all", "output", "input+output"):
+                continue  # folded on the site: PdfHiddenCells cuts it
+            cut_long_output(output, site_page(docname, baseurl))
+
+
 class PdfHiddenCells(SphinxPostTransform):
     """What the site folds, the PDF leaves out (see the module's docstring)."""
 
@@ -262,6 +322,7 @@ def _contents_name(app, config) -> None:
 def setup(app):
     app.add_post_transform(PdfStructure)
     app.add_post_transform(PdfHiddenCells)
+    app.add_post_transform(PdfLongOutputs)
     app.add_post_transform(PdfWideVerbatim)
     app.connect("config-inited", _contents_name)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

@@ -100,6 +100,31 @@ def book_labels(root: Path = ROOT) -> dict[str, tuple[str, str, int]]:
     return labels
 
 
+def enclosing_sections(root: Path = ROOT) -> dict[str, tuple[str, str | None]]:
+    """label -> (document, label of the heading it stands under, or None when that
+    heading has no label), for every target before a paragraph ('text' labels)."""
+    found = {}
+    for doc in toc_docs(root):
+        texts, _ = _markdown_sources(doc, root)
+        heading, pending = None, None
+        for text in texts:
+            lines = text.splitlines()
+            for j, line in enumerate(lines):
+                m = re.match(r"\s*\(([\w-]+)\)=\s*$", line)
+                if m:
+                    after = next((x for x in lines[j + 1:] if x.strip()), "")
+                    if after.lstrip().startswith("#"):
+                        pending = m[1]
+                    else:
+                        found[m[1]] = (doc, heading)
+                    continue
+                if re.match(r"#{1,6} ", line):
+                    heading, pending = pending, None
+                elif line.strip():
+                    pending = None
+    return found
+
+
 def errata_entries(root: Path = ROOT) -> list[dict]:
     """The entries of errata/*.yml in the order of the errata page: chapter in
     the table of contents, then the cell of the entry's target."""
@@ -120,7 +145,7 @@ def erratum_target(err_label: str) -> str:
     return "erratum-" + err_label.removeprefix("err-")
 
 
-def _link(label: str, labels: dict) -> str:
+def _link(label: str, labels: dict, sections: dict | None = None) -> str:
     how = labels.get(label, ("ref",))[0]
     if how == "eq":
         return f"equation {{eq}}`{label}`"
@@ -129,7 +154,10 @@ def _link(label: str, labels: dict) -> str:
     if how == "numref":
         return f"{{numref}}`{label}`"
     if how == "text":
-        return f"{{ref}}`a check <{label}>`"
+        # a target before a paragraph has no title: name the check by where it stands
+        doc, heading = (sections or {}).get(label, (labels[label][1], None))
+        where = f"{{ref}}`{heading}`" if heading else f"{{doc}}`/{doc}`"
+        return f"{{ref}}`the check <{label}>` under {where}"
     return f"{{ref}}`{label}`"
 
 
@@ -141,6 +169,7 @@ def _heading_level(label: str) -> int:
 def render(root: Path = ROOT) -> str:
     """The MyST of the list, appended to study_map.md."""
     labels = book_labels(root)
+    sections = enclosing_sections(root)
     numbers = {e["label"]: i for i, e in enumerate(errata_entries(root), 1)}
     out = []
     for source in SOURCES:
@@ -153,14 +182,14 @@ def render(root: Path = ROOT) -> str:
         for item in data["items"]:
             kind, num = number(item["label"])
             status = STATUS[item["status"]]
-            where = ", ".join(_link(w, labels) for w in item.get("where", []))
+            where = ", ".join(_link(w, labels, sections) for w in item.get("where", []))
             fixes = []
             for err in item.get("errata", []):
                 if err in numbers:
                     fixes.append(f"{{ref}}`erratum {numbers[err]} "
                                  f"<{erratum_target(err)}>`")
                 else:
-                    fixes.append(_link(err, labels))
+                    fixes.append(_link(err, labels, sections))
             body = [f"**Status: {status}.**"]
             if where:
                 body.append(f"Restated and checked in {where}.")

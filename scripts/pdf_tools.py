@@ -9,7 +9,9 @@
 ``python scripts/pdf_tools.py check _build/latex/egm-book.log``
     Fail if LaTeX reported an undefined reference or citation (they print as
     "??" in the PDF), pdfTeX a link to a missing destination, or no PDF was
-    written; print the page count.
+    written; print the page count, and (as warnings) what sticks out of the
+    text block: overfull lines wider than ``OVERFULL_PT`` and figures taller
+    than the page (``layout_problems``; tests/test_pdf_structure.py fails on them).
 """
 
 from __future__ import annotations
@@ -69,6 +71,23 @@ DANGLING = re.compile(r"pdfTeX warning \(dest\): name\{(.+?)\} has been referenc
 WRITTEN = re.compile(r"Output written on (.+?) \((\d+) pages?")
 
 
+OVERFULL = re.compile(r"^Overfull \\hbox \((\d+(?:\.\d+)?)pt too wide\) (.*?)$", re.M)
+FLOAT_TOO_LARGE = re.compile(r"LaTeX Warning: Float too large for page by (\d+(?:\.\d+)?)pt on input line (\d+)")
+OVERFULL_PT = 1.0  # TeX's own tolerance is 0.1 pt; below 1 pt nothing shows
+
+
+def layout_problems(log: str) -> list[str]:
+    """What sticks out of the text block, from a LaTeX log: lines (hboxes) more than
+    OVERFULL_PT too wide (text past the right margin) and floats taller than the page
+    (a figure whose caption runs over the footer)."""
+    joined = re.sub(r"(?m)^(.{79})\n", r"\1", log)
+    out = [f"overfull line, {float(pt):.1f} pt too wide, {where}"
+           for pt, where in OVERFULL.findall(joined) if float(pt) > OVERFULL_PT]
+    out += [f"float too large for the page by {pt} pt (input line {line})"
+            for pt, line in FLOAT_TOO_LARGE.findall(joined)]
+    return out
+
+
 def check(log_path: Path) -> int:
     if not log_path.is_file():
         print(f"no LaTeX log at {log_path}: the PDF build did not run")
@@ -97,6 +116,11 @@ def check(log_path: Path) -> int:
         print(f"LaTeX wrote no PDF ({pdf} is missing or older than its log)")
         return 1
     print(f"PDF: {written[-1][0]}, {written[-1][1]} pages, no undefined references")
+    layout = layout_problems(log)
+    if layout:
+        print(f"warning: {len(layout)} places stick out of the text block:")
+        for problem in layout[:20]:
+            print(f"  {problem}")
     return 0
 
 

@@ -166,6 +166,39 @@ def test_tiny_latex_indexes_the_terms(tmp_path: Path):
     tex = "".join(p.read_text() for p in (tmp_path / "_build" / "latex").glob("*.tex"))
     assert r"\index{clipping probability@\spxentry{clipping probability}" in tex
     assert r"\sphinxcrossref{Definition 1}" in tex
+    # the index entry stands where the term is defined (the chapter's definition),
+    # not in the glossary (issue 26: every concept pointed to the glossary page)
+    chapter, glossary = tex.split(r"\chapter{Notation and glossary}")
+    assert r"\index{clipping probability@" in chapter.split(r"\chapter{The chapter}")[1]
+    assert r"\index{clipping probability@" not in glossary
+    assert chapter.index(r"\index{clipping probability@") < chapter.index("ch-def}")
+    # the table's columns are set (ragged right, fixed widths): no hyphenated narrow column
+    assert "\\begin{tabulary}{\\linewidth}[t]{" + notation.TABULAR_COLUMNS in tex
+
+
+def test_index_entries_move_to_the_definitions():
+    """move_index_entries on a small tree; a term whose place is not found stays."""
+    from docutils import nodes
+    from sphinx import addnodes
+
+    chapter = nodes.section(ids=["ch"])
+    chapter += nodes.title("", "Chapter")
+    definition = nodes.paragraph("", "A row is clipped.", ids=["ch-def"])
+    chapter += definition
+    glossary = nodes.section(ids=["g"])
+    for name in ("clipping probability", "lost term"):
+        term = nodes.term("", name)
+        term += addnodes.index(entries=[("single", name, "term-x", "main", None)])
+        glossary += nodes.definition_list_item("", term)
+    found = {"ch-def": definition}
+    left = notation.move_index_entries(
+        glossary, {"clipping probability": ("clipping probability", "ch-def"),
+                   "lost term": ("lost term", "nowhere")}, found.get)
+    assert left == ["lost term"]
+    moved = chapter[1]
+    assert isinstance(moved, addnodes.index) and moved["entries"][0][1] == "clipping probability"
+    kept = [e[1] for index in glossary.findall(addnodes.index) for e in index["entries"]]
+    assert kept == ["lost term"]
 
 
 def test_tiny_build_stops_on_a_malformed_file(tmp_path: Path):

@@ -334,3 +334,52 @@ def test_the_toc_file_comparison():
     assert compare(expected, toc_file_outline(numbered_back)) != []
     as_sections = GOOD_TOC.replace("{chapter}{\\numberline {2}", "{section}{\\numberline {1.2}")
     assert compare(expected, toc_file_outline(as_sections)) != []
+
+
+# -- nothing sticks out of the text block (issue 26, the PDF review) -----------------------
+
+BAD_LOG = """\
+Overfull \\hbox (9.69247pt too wide) in paragraph at lines 19228--19228
+[]\\T1/qtm/m/n/10 hy-phen-ated
+Overfull \\hbox (0.889pt too wide) in paragraph at lines 18943--18943
+
+LaTeX Warning: Float too large for page by 48.18pt on input line 5946.
+"""
+
+
+def test_layout_problems_found_in_a_log():
+    problems = pdf_tools().layout_problems(BAD_LOG)
+    assert len(problems) == 2  # the 0.9 pt line is within the tolerance
+    assert problems[0].startswith("overfull line, 9.7 pt too wide, in paragraph at lines 19228")
+    assert problems[1] == "float too large for the page by 48.18 pt (input line 5946)"
+    assert pdf_tools().layout_problems("Overfull \\vbox (2pt too high) has occurred\n") == []
+
+
+def test_pdf_nothing_sticks_out_of_the_text_block(compiled_pdf):
+    """No line more than 1 pt too wide (the notation table's narrow columns were 9.7 pt),
+    no figure taller than the page (captions printed over the footer)."""
+    log = (compiled_pdf / "egm-book.log").read_text(encoding="latin-1")
+    assert pdf_tools().layout_problems(log) == []
+
+
+def pdf_tools():
+    from book_builds import pdf_tools as tools
+
+    return tools()
+
+
+def opens_chapters_on_any_page(tex: str) -> bool:
+    """Whether the document class lets a chapter open on the next page (openany);
+    Sphinx's manual class opens it on a right-hand page, leaving blank pages."""
+    options = re.search(r"\\documentclass\[([^\]]*)\]\{sphinxmanual\}", tex)
+    return bool(options) and "openany" in options.group(1).split(",")
+
+
+def test_the_openany_check():
+    assert not opens_chapters_on_any_page(r"\documentclass[letterpaper,10pt,english]{sphinxmanual}")
+    assert opens_chapters_on_any_page(r"\documentclass[letterpaper,10pt,english,openany]{sphinxmanual}")
+
+
+def test_chapters_open_on_any_page(tex):
+    """No blank page before a chapter (issue 26: openright left 24 of them)."""
+    assert opens_chapters_on_any_page(tex)

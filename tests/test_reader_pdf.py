@@ -204,3 +204,137 @@ def test_pdf_sets_wide_outputs_smaller(tex):
     """The widest printed table (zipf_experiments, 96 characters a line) is set in
     a smaller font, not wrapped."""
     assert r"\begingroup\fvset{fontsize=\footnotesize}" in tex
+
+
+# -- long printed outputs that the site shows (issue #26: 60-row tables ran over pages) -----
+
+def test_a_long_shown_output_is_cut_with_a_note():
+    from docutils import nodes
+
+    output = nodes.container(nb_element="cell_code_output")
+    table = "\n".join(f"row {k}" for k in range(60))
+    output += nodes.literal_block(table, table)
+    assert pdf_structure.cut_long_output(output, "chapters/x.html") == 1
+    text = output.astext()
+    assert f"row {pdf_structure.FIRST_ROWS - 1}" in text and f"row {pdf_structure.FIRST_ROWS}\n" not in text
+    assert "row 59" not in text
+    assert f"The first {pdf_structure.FIRST_ROWS} of the 60 lines" in text and "chapters/x.html" in text
+    short = nodes.container(nb_element="cell_code_output")
+    rows = "\n".join(f"row {k}" for k in range(pdf_structure.LONG_OUTPUT))
+    short += nodes.literal_block(rows, rows)
+    assert pdf_structure.cut_long_output(short, "chapters/x.html") == 0
+    assert short.astext() == rows
+    assert pdf_structure.site_page("chapters/x", "https://a.b/book/") == "https://a.b/book/chapters/x.html"
+
+
+def long_shown_outputs(notebooks: list[Path]) -> list[tuple[str, str]]:
+    """(notebook, last line) of every shown text output longer than LONG_OUTPUT lines."""
+    found = []
+    for path in notebooks:
+        for cell, tags, _ in _cells(path):
+            if tags & set(HIDDEN_OUTPUT) or tags & set(REMOVED) or "remove-output" in tags:
+                continue
+            for output in cell.get("outputs", []):
+                if output.get("data", {}).keys() - {"text/plain"}:
+                    continue  # rich output (HTML, figure): not printed as text
+                text = "".join(output.get("text", "")) or "".join(output.get("data", {}).get("text/plain", ""))
+                lines = [line.strip() for line in text.splitlines()]
+                if len(lines) > pdf_structure.LONG_OUTPUT and len(lines[-1]) >= MIN_LINE:
+                    found.append((path.stem, lines[-1]))
+    return found
+
+
+@pytest.mark.book
+def test_pdf_cuts_long_shown_outputs(tex):
+    """No shown output of more than LONG_OUTPUT lines is printed whole: its last line
+    is not in the .tex, and a note says where the whole output is."""
+    long = long_shown_outputs(_book_notebooks())
+    assert long, "the book has long printed tables (state_of_the_art, zipf_experiments)"
+    printed = {line.strip() for line in verbatim_text(tex).splitlines()}
+    assert [item for item in long if item[1] in printed] == []
+    assert "HTML version prints it whole" in tex
+
+
+# -- nothing sticks out past the right margin (issue #26: a theorem's title ran off) -------
+
+def words_past_margin(bbox: str, tolerance: float = 3.0) -> list[tuple[int, str, float]]:
+    """(page, word, right end) of each word that ends more than ``tolerance`` pt right
+    of the text block's right edge, from ``pdftotext -bbox``'s XHTML.  The edge is
+    where most words end (justified lines all end there)."""
+    pages = bbox.split("<page ")[1:]
+    words = [(number, float(xmax), word) for number, page in enumerate(pages, 1)
+             for xmax, word in re.findall(r'xMax="([\d.]+)"[^>]*>([^<]*)<', page)]
+    if not words:
+        return []
+    edges = {}
+    for _, xmax, _ in words:
+        edges[round(xmax)] = edges.get(round(xmax), 0) + 1
+    edge = max(edges, key=edges.get)
+    return [(number, word, xmax) for number, xmax, word in words if xmax > edge + tolerance]
+
+
+def _bbox_page(lines: list[tuple[float, str]]) -> str:
+    return '<page width="612" height="792">' + "".join(
+        f'<word xMin="72" yMin="{100 + 12 * k}" xMax="{x}" yMax="{110 + 12 * k}">{w}</word>'
+        for k, (x, w) in enumerate(lines)) + "</page>"
+
+
+def test_the_margin_check_finds_a_word_past_the_edge():
+    justified = [(540.0, "end")] * 20 + [(300.0, "short")]
+    good = "<doc>" + _bbox_page(justified) + _bbox_page(justified) + "</doc>"
+    assert words_past_margin(good) == []
+    bad = "<doc>" + _bbox_page(justified) + _bbox_page(justified + [(614.5, "correc")]) + "</doc>"
+    assert words_past_margin(bad) == [(2, "correc", 614.5)]
+
+
+@pytest.mark.book
+def test_pdf_nothing_past_the_right_margin(compiled_pdf):
+    import shutil
+    import subprocess
+
+    if shutil.which("pdftotext") is None:
+        pytest.skip("pdftotext (poppler-utils) is not installed")
+    bbox = subprocess.run(["pdftotext", "-bbox", str(compiled_pdf / "egm-book.pdf"), "-"],
+                          capture_output=True, text=True, errors="replace", timeout=300).stdout
+    assert "<word" in bbox
+    assert words_past_margin(bbox) == []
+
+
+# -- link texts keep a heading's math (issue #26: "\Delta / \sigma" printed raw) -----------
+
+_CROSSREF = re.compile(r"\\sphinxcrossref\{((?:[^{}]|\{(?:[^{}]|\{[^{}]*\})*\})*)\}")
+
+
+def raw_tex_in_links(tex: str) -> list[str]:
+    """Link texts of a .tex that print TeX source (a backslash command as text)."""
+    return [text for text in _CROSSREF.findall(tex) if re.search(r"\\textbackslash\{\}[A-Za-z]", text)]
+
+
+def test_the_link_check_finds_raw_tex():
+    bad = (r"see \hyperref[x]{\sphinxcrossref{\DUrole{std,std-ref}{The noise scale enters as "
+           r"\textbackslash{}Delta / \textbackslash{}sigma}}}")
+    good = (r"see \hyperref[x]{\sphinxcrossref{\DUrole{std,std-ref}{The noise scale enters as "
+            r"\(\Delta / \sigma\)}}}")
+    assert len(raw_tex_in_links(bad)) == 1
+    assert raw_tex_in_links(good) == []
+
+
+def test_a_link_to_a_heading_with_math_keeps_the_math():
+    from docutils import nodes
+
+    sys.path.insert(0, str(ROOT / "_ext"))
+    import book_fixes
+
+    title = nodes.title("", "", nodes.Text("Scale "), nodes.math(r"\Delta / \sigma", r"\Delta / \sigma"))
+    segments = book_fixes._segments(title)
+    titles = {book_fixes.plain_text(segments): segments}
+    link = nodes.reference("", "", nodes.inline(r"Scale \Delta / \sigma", r"Scale \Delta / \sigma"))
+    assert book_fixes.math_link_text(link, titles)
+    assert [type(n).__name__ for n in link[0].children] == ["Text", "math"]
+    other = nodes.reference("", "", nodes.inline("Other", "Other"))
+    assert not book_fixes.math_link_text(other, titles) and other.astext() == "Other"
+
+
+@pytest.mark.book
+def test_pdf_link_texts_print_no_tex_source(tex):
+    assert raw_tex_in_links(tex) == []

@@ -136,3 +136,23 @@ def test_errata_numbers_match_the_errata_page():
     targets = re.findall(r"^1\. \((erratum-[A-Za-z0-9-]+)\)=", stored, re.M)
     assert targets == [sm.erratum_target(e["label"]) for e in sm.errata_entries()], \
         "chapters/errata.ipynb is stale: re-execute it"
+
+
+def test_a_check_is_named_by_where_it_stands(tmp_path):
+    """A link to a check (a target before a paragraph, which has no title) reads "the
+    check under <its section>", never "a check" (issue 26, the PDF review)."""
+    (tmp_path / "chapters").mkdir()
+    (tmp_path / "_toc.yml").write_text("root: intro\nparts:\n  - caption: A\n"
+                                       "    chapters:\n      - file: chapters/ch\n")
+    (tmp_path / "intro.md").write_text("# Intro\n")
+    (tmp_path / "chapters" / "ch.md").write_text(
+        "# Chapter\n\n(ch-sec)=\n## A section with $x$\n\n(ch-check)=\nThe check.\n\n"
+        "## Unlabelled\n\n(ch-other)=\nAnother check.\n")
+    labels = sm.book_labels(tmp_path)
+    sections = sm.enclosing_sections(tmp_path)
+    assert labels["ch-check"][0] == "text"
+    assert sections == {"ch-check": ("chapters/ch", "ch-sec"), "ch-other": ("chapters/ch", None)}
+    assert sm._link("ch-check", labels, sections) == "{ref}`the check <ch-check>` under {ref}`ch-sec`"
+    assert sm._link("ch-other", labels, sections) == ("{ref}`the check <ch-other>` under "
+                                                      "{doc}`/chapters/ch`")
+    assert "a check" not in sm.render()
