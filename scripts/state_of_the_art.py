@@ -50,10 +50,12 @@ replicate (9 ms at n d = 1e5), about 1 CPU-min per cell with n d >= 1e4 (the pil
 scans every grid point there only every third, see COARSE_ND).
 The unknown_fine part (eight cells and shares from 0.02 since issue 23 item 6) writes
 unknown_shares.csv (unknown_fine.csv, read by the chapter until it is updated, holds the
-earlier three cells and shares from 0.1); about 5 CPU-min.  Stored (session 7, the
-machine at load 40-90): contest_tuned.csv and contest_pilot.csv hold the six cells with
-n d < 1e4, computed one process per cell (about 15 CPU-s per cell); unknown_shares.csv
-holds (10, 1, 1e4) and (100, 1, 1e3); the other cells did not finish.
+earlier three cells and shares from 0.1); about 5 CPU-min.  Stored: contest_tuned.csv and contest_pilot.csv hold all ten cells; the six with
+n d < 1e4 were computed in session 7 (about 15 CPU-s per cell), the four with n d >= 1e4
+in session 8, one process per cell, `nice -n 5 ... contest_p EPS R D ALPHA N`: 37, 38, 39
+and 32 CPU-s (57-96 s wall at load 5-7).  unknown_shares.csv: (10, 1, 1e4) and
+(100, 1, 1e3) from session 7, the other six cells in session 8 (`unknown_fine resume`;
+its run time is printed at the end and stated in the commit that stored it).
 """
 
 from __future__ import annotations
