@@ -54,8 +54,9 @@ earlier three cells and shares from 0.1); about 5 CPU-min.  Stored: contest_tune
 n d < 1e4 were computed in session 7 (about 15 CPU-s per cell), the four with n d >= 1e4
 in session 8, one process per cell, `nice -n 5 ... contest_p EPS R D ALPHA N`: 37, 38, 39
 and 32 CPU-s (57-96 s wall at load 5-7).  unknown_shares.csv: (10, 1, 1e4) and
-(100, 1, 1e3) from session 7, the other six cells in session 8 (`unknown_fine resume`;
-its run time is printed at the end and stated in the commit that stored it).
+(100, 1, 1e3) from session 7, the other six cells in session 8 (`nice -n 5 ...
+unknown_fine resume`: 326 CPU-s, 866 s wall at load 7-11; most of it in the two cells
+with n d = 1e6).
 """
 
 from __future__ import annotations
