@@ -49,7 +49,8 @@ per cell with n d < 1e4 (measured), and, estimated from the measured time of one
 replicate (9 ms at n d = 1e5), about 1 CPU-min per cell with n d >= 1e4 (the pilot
 scans every grid point there only every third, see COARSE_ND).
 The unknown_fine part (eight cells and shares from 0.02 since issue 23 item 6) writes
-unknown_shares.csv (unknown_fine.csv, read by the chapter until it is updated, holds the
+unknown_shares.csv (one cell alone, the other rows kept:
+.venv/bin/python scripts/state_of_the_art.py unknown_fine D ALPHA N) (unknown_fine.csv, read by the chapter until it is updated, holds the
 earlier three cells and shares from 0.1); about 5 CPU-min.  Stored: contest_tuned.csv and contest_pilot.csv hold all ten cells; the six with
 n d < 1e4 were computed in session 7 (about 15 CPU-s per cell), the four with n d >= 1e4
 in session 8, one process per cell, `nice -n 5 ... contest_p EPS R D ALPHA N`: 37, 38, 39
@@ -836,6 +837,21 @@ def main_contest(parts: list[str]) -> None:
             pilot = [r for r in pilot if (r["epsilon"], r["R"], r["d"], r["alpha"], r["n"]) not in new]
         write("contest_pilot.csv", pilot + PILOT_ROWS)
         print(f"contest_p: {time.time() - start:.0f} s wall, {time.process_time():.0f} s CPU", flush=True)
+        return
+    if parts[0] == "unknown_fine" and len(parts) == 4:   # one cell: unknown_fine D ALPHA N
+        cell = (int(parts[1]), float(parts[2]), int(parts[3]))
+        if cell not in U_CELLS:
+            raise SystemExit(f"unknown_fine: {cell} is not one of U_CELLS {U_CELLS}")
+        start = time.time()
+        with open(OUT / "unknown_shares.csv") as fh:
+            old = [{k: _parse(v) for k, v in r.items()} for r in csv.DictReader(fh)]
+        new = unknown_fine_cell(*cell, reps=U_REPS if cell[0] * cell[2] <= 10**5 else 100)
+        rows = []
+        for c in U_CELLS:
+            rows += new if c == cell else [r for r in old if (r["d"], r["alpha"], r["n"]) == c]
+        write("unknown_shares.csv", rows)
+        print(f"unknown_fine {cell}: {time.time() - start:.0f} s wall, {time.process_time():.0f} s CPU",
+              flush=True)
         return
     # "resume": cells already in the file are kept (every row is seeded by its cell, so
     # they would be recomputed identically); the parts run in the order given
