@@ -43,15 +43,14 @@ see the comment at CLIP_LOW): .venv/bin/python scripts/state_of_the_art.py conte
 [EPS R D ALPHA N] recomputes the "_p" rows of contest.csv (all cells, or the one cell
 given) into contest_tuned.csv and writes contest_pilot.csv (the pilot curves).  (The "_p"
 rows of contest.csv are those of the earlier grid {1, 3, ..., 300}/n, with a pilot for
-plain_p, alg3_p and hybrid_p only; the chapter reads them until it is updated to
-contest_tuned.csv, issue 23.)  Its CPU time: about 15 CPU-s
-per cell with n d < 1e4 (measured), and, estimated from the measured time of one
-replicate (9 ms at n d = 1e5), about 1 CPU-min per cell with n d >= 1e4 (the pilot
-scans every grid point there only every third, see COARSE_ND).
+plain_p, alg3_p and hybrid_p only; superseded: the chapter reads contest_tuned.csv.)
+Its CPU time: about 15 CPU-s per cell with n d < 1e4, 32-39 CPU-s with n d >= 1e4
+(measured; the pilot scans every grid point there only every third, see COARSE_ND).
 The unknown_fine part (eight cells and shares from 0.02 since issue 23 item 6) writes
-unknown_shares.csv (one cell alone, the other rows kept:
-.venv/bin/python scripts/state_of_the_art.py unknown_fine D ALPHA N) (unknown_fine.csv, read by the chapter until it is updated, holds the
-earlier three cells and shares from 0.1); about 5 CPU-min.  Stored: contest_tuned.csv and contest_pilot.csv hold all ten cells; the six with
+unknown_shares.csv, which the chapter reads (one cell alone, the other rows kept:
+.venv/bin/python scripts/state_of_the_art.py unknown_fine D ALPHA N; unknown_fine.csv,
+superseded, holds the earlier three cells and shares from 0.1); about 5 CPU-min.
+Stored: contest_tuned.csv and contest_pilot.csv hold all ten cells; the six with
 n d < 1e4 were computed in session 7 (about 15 CPU-s per cell), the four with n d >= 1e4
 in session 8, one process per cell, `nice -n 5 ... contest_p EPS R D ALPHA N`: 37, 38, 39
 and 32 CPU-s (57-96 s wall at load 5-7).  unknown_shares.csv: (10, 1, 1e4) and
