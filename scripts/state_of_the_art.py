@@ -50,10 +50,12 @@ The unknown_fine part (eight cells and shares from 0.02 since issue 23 item 6) w
 unknown_shares.csv, which the chapter reads (one cell alone, the other rows kept:
 .venv/bin/python scripts/state_of_the_art.py unknown_fine D ALPHA N; unknown_fine.csv,
 superseded, holds the earlier three cells and shares from 0.1); about 5 CPU-min.
-Stored: contest_tuned.csv and contest_pilot.csv hold all ten cells; the six with
+Stored: contest_tuned.csv and contest_pilot.csv hold all eleven cells; the six with
 n d < 1e4 were computed in session 7 (about 15 CPU-s per cell), the four with n d >= 1e4
 in session 8, one process per cell, `nice -n 5 ... contest_p EPS R D ALPHA N`: 37, 38, 39
-and 32 CPU-s (57-96 s wall at load 5-7).  unknown_shares.csv: (10, 1, 1e4) and
+and 32 CPU-s (57-96 s wall at load 5-7).  The cell (1, 10, 100, 2, 1e3) was added in
+session 8: `contest resume` (every method, 45 CPU-s user, 55 s wall), then `contest_p 1.0
+10.0 100 2.0 1000` (31 CPU-s); PLAN was not run on it (PLAN_CELLS unchanged).  unknown_shares.csv: (10, 1, 1e4) and
 (100, 1, 1e3) from session 7, the other six cells in session 8 (`nice -n 5 ...
 unknown_fine resume`: 326 CPU-s, 866 s wall at load 7-11; most of it in the two cells
 with n d = 1e6).
@@ -302,7 +304,7 @@ CONTEST_CELLS = (                                   # (epsilon, R, d, alpha, n)
     (1.0, 10.0, 10, 0.1, 1000), (1.0, 10.0, 10, 1.0, 1000), (1.0, 10.0, 10, 2.0, 1000),
     (1.0, 10.0, 10, 0.1, 10000), (1.0, 10.0, 10, 0.5, 10000), (1.0, 10.0, 10, 1.0, 10000),
     (1.0, 0.1, 10, 1.0, 1000), (1.0, 1000.0, 10, 1.0, 1000), (0.25, 10.0, 10, 1.0, 1000),
-    (1.0, 10.0, 100, 1.0, 1000),
+    (1.0, 10.0, 100, 1.0, 1000), (1.0, 10.0, 100, 2.0, 1000),
 )
 # the ablation hly_old only where it is cheap or in the cell the issue names
 ABLATION_CELLS = {(1.0, 10.0, 10, 0.1, 1000), (1.0, 10.0, 10, 1.0, 1000), (1.0, 10.0, 10, 2.0, 1000),
