@@ -43,17 +43,22 @@ see the comment at CLIP_LOW): .venv/bin/python scripts/state_of_the_art.py conte
 [EPS R D ALPHA N] recomputes the "_p" rows of contest.csv (all cells, or the one cell
 given) into contest_tuned.csv and writes contest_pilot.csv (the pilot curves).  (The "_p"
 rows of contest.csv are those of the earlier grid {1, 3, ..., 300}/n, with a pilot for
-plain_p, alg3_p and hybrid_p only; the chapter reads them until it is updated to
-contest_tuned.csv, issue 23.)  Its CPU time: about 15 CPU-s
-per cell with n d < 1e4 (measured), and, estimated from the measured time of one
-replicate (9 ms at n d = 1e5), about 1 CPU-min per cell with n d >= 1e4 (the pilot
-scans every grid point there only every third, see COARSE_ND).
+plain_p, alg3_p and hybrid_p only; superseded: the chapter reads contest_tuned.csv.)
+Its CPU time: about 15 CPU-s per cell with n d < 1e4, 32-39 CPU-s with n d >= 1e4
+(measured; the pilot scans every grid point there only every third, see COARSE_ND).
 The unknown_fine part (eight cells and shares from 0.02 since issue 23 item 6) writes
-unknown_shares.csv (unknown_fine.csv, read by the chapter until it is updated, holds the
-earlier three cells and shares from 0.1); about 5 CPU-min.  Stored (session 7, the
-machine at load 40-90): contest_tuned.csv and contest_pilot.csv hold the six cells with
-n d < 1e4, computed one process per cell (about 15 CPU-s per cell); unknown_shares.csv
-holds (10, 1, 1e4) and (100, 1, 1e3); the other cells did not finish.
+unknown_shares.csv, which the chapter reads (one cell alone, the other rows kept:
+.venv/bin/python scripts/state_of_the_art.py unknown_fine D ALPHA N; unknown_fine.csv,
+superseded, holds the earlier three cells and shares from 0.1); about 5 CPU-min.
+Stored: contest_tuned.csv and contest_pilot.csv hold all eleven cells; the six with
+n d < 1e4 were computed in session 7 (about 15 CPU-s per cell), the four with n d >= 1e4
+in session 8, one process per cell, `nice -n 5 ... contest_p EPS R D ALPHA N`: 37, 38, 39
+and 32 CPU-s (57-96 s wall at load 5-7).  The cell (1, 10, 100, 2, 1e3) was added in
+session 8: `contest resume` (every method, 45 CPU-s user, 55 s wall), then `contest_p 1.0
+10.0 100 2.0 1000` (31 CPU-s); PLAN was not run on it (PLAN_CELLS unchanged).  unknown_shares.csv: (10, 1, 1e4) and
+(100, 1, 1e3) from session 7, the other six cells in session 8 (`nice -n 5 ...
+unknown_fine resume`: 326 CPU-s, 866 s wall at load 7-11; most of it in the two cells
+with n d = 1e6).
 """
 
 from __future__ import annotations
@@ -299,7 +304,7 @@ CONTEST_CELLS = (                                   # (epsilon, R, d, alpha, n)
     (1.0, 10.0, 10, 0.1, 1000), (1.0, 10.0, 10, 1.0, 1000), (1.0, 10.0, 10, 2.0, 1000),
     (1.0, 10.0, 10, 0.1, 10000), (1.0, 10.0, 10, 0.5, 10000), (1.0, 10.0, 10, 1.0, 10000),
     (1.0, 0.1, 10, 1.0, 1000), (1.0, 1000.0, 10, 1.0, 1000), (0.25, 10.0, 10, 1.0, 1000),
-    (1.0, 10.0, 100, 1.0, 1000),
+    (1.0, 10.0, 100, 1.0, 1000), (1.0, 10.0, 100, 2.0, 1000),
 )
 # the ablation hly_old only where it is cheap or in the cell the issue names
 ABLATION_CELLS = {(1.0, 10.0, 10, 0.1, 1000), (1.0, 10.0, 10, 1.0, 1000), (1.0, 10.0, 10, 2.0, 1000),
@@ -833,6 +838,21 @@ def main_contest(parts: list[str]) -> None:
             pilot = [r for r in pilot if (r["epsilon"], r["R"], r["d"], r["alpha"], r["n"]) not in new]
         write("contest_pilot.csv", pilot + PILOT_ROWS)
         print(f"contest_p: {time.time() - start:.0f} s wall, {time.process_time():.0f} s CPU", flush=True)
+        return
+    if parts[0] == "unknown_fine" and len(parts) == 4:   # one cell: unknown_fine D ALPHA N
+        cell = (int(parts[1]), float(parts[2]), int(parts[3]))
+        if cell not in U_CELLS:
+            raise SystemExit(f"unknown_fine: {cell} is not one of U_CELLS {U_CELLS}")
+        start = time.time()
+        with open(OUT / "unknown_shares.csv") as fh:
+            old = [{k: _parse(v) for k, v in r.items()} for r in csv.DictReader(fh)]
+        new = unknown_fine_cell(*cell, reps=U_REPS if cell[0] * cell[2] <= 10**5 else 100)
+        rows = []
+        for c in U_CELLS:
+            rows += new if c == cell else [r for r in old if (r["d"], r["alpha"], r["n"]) == c]
+        write("unknown_shares.csv", rows)
+        print(f"unknown_fine {cell}: {time.time() - start:.0f} s wall, {time.process_time():.0f} s CPU",
+              flush=True)
         return
     # "resume": cells already in the file are kept (every row is seeded by its cell, so
     # they would be recomputed identically); the parts run in the order given
