@@ -1,9 +1,11 @@
 """A reader's check of the built site in a real browser (headless Chromium).
 
 Serves ``_build/html`` on 127.0.0.1 and opens every page, with all other hosts
-unresolvable, in one headless Chromium driven through its DevTools protocol
-(over a pipe: no extra package), once at 1280 px (a laptop) and once at 390 px
-(a phone), and fails on
+unresolvable, in headless Chromium (two browsers side by side, sharing the pages)
+driven through its DevTools protocol (over a pipe: no extra package).  Each page
+is loaded once, at 390 px (a phone), checked, then resized to 1280 px (a laptop)
+and checked again: a resize lays the page out anew without typesetting its
+formulas again, which is most of a load's cost.  It fails on
   * math left as raw TeX, or a page with math and no typeset formula (MathJax
     must typeset every formula offline),
   * a broken internal link or image (checked against the files of the site),

@@ -5,7 +5,7 @@ The site is built once per run (``built_site``, tests/conftest.py), from the
 chapters' stored outputs (execution "off"): the nbval run in the same pytest
 invocation proves that a fresh execution reproduces them, and `make book`
 executes every chapter itself.  If Debian's chromium is installed, every page
-is opened headless with no network, once at 1280 px and once at 390 px
+is opened headless with no network, loaded once at 390 px and resized to 1280 px
 (scripts/check_site.py, run once for the tests below): the typeset math, the
 links, the console and the page's width are checked.  Photographs of the pages
 are a review tool, not a test: `make screenshots`.
