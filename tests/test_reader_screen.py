@@ -111,3 +111,24 @@ def test_a_wide_inline_formula_scrolls_with_the_books_script(tmp_path):
               f'<script src="{JS.name}"></script>')
     good = _check(_site(tmp_path / "good", {"inline.html": INLINE + script}, css=True))
     assert good == {"inline.html": ""}
+
+
+# A numbered equation inside a lemma's box: sphinx-proof tints the box with a
+# translucent green over the page (issue 26 item 9: at 390 px the scroll cue's
+# white covers showed as white patches at both ends of the formula).
+LEMMA = ('<div style="background: #fff"><div class="lemma" style="background-color: '
+         'rgba(54, 207, 3, 0.1); padding: 8px; width: 300px">'
+         + THEME + _equation(600) + "</div></div>")
+
+
+def test_the_scroll_cue_takes_the_colour_of_the_box_it_stands_in(tmp_path):
+    (tmp_path / "bad").mkdir()
+    bad = _check(_site(tmp_path / "bad", {"lemma.html": LEMMA}, css=True))
+    assert "shows patches" in bad["lemma.html"]
+    assert "rgb(255, 255, 255) a box of rgb(235, 250, 230)" in bad["lemma.html"]
+    (tmp_path / "good").mkdir()
+    shutil.copy(JS, tmp_path / "good" / JS.name)
+    script = ('<script>window.MathJax = {startup: {promise: Promise.resolve()}};</script>'
+              f'<script src="{JS.name}"></script>')
+    good = _check(_site(tmp_path / "good", {"lemma.html": LEMMA + script}, css=True))
+    assert good == {"lemma.html": ""}

@@ -24,11 +24,44 @@
       }
     }
   }
+  // The scroll cue (book_fixes.css) hides its shadows under two covers of the
+  // colour the formula stands on, --egm-cover.  Inside a coloured box (a
+  // lemma's green, a definition's blue: translucent tints over the page) a
+  // white cover showed as white patches at both ends of the formula (seen at
+  // 390 px, issue 26 item 9): each formula's cover is the opaque colour of
+  // the boxes behind it, their backgrounds composited from the page up.
+  function rgba(text) {
+    const m = /rgba?\(([^)]*)\)/.exec(text || "");
+    if (!m) return null;
+    const v = m[1].split(/[\s,\/]+/).filter(Boolean).map(Number);
+    return v.length >= 3 ? [v[0], v[1], v[2], v.length > 3 ? v[3] : 1] : null;
+  }
+  function behind(el) {
+    const layers = [];
+    for (let a = el.parentElement; a; a = a.parentElement) {
+      const c = rgba(getComputedStyle(a).backgroundColor);
+      if (c && c[3] > 0) {
+        layers.push(c);
+        if (c[3] >= 1) break;
+      }
+    }
+    let acc = [255, 255, 255];
+    for (let i = layers.length - 1; i >= 0; i--) {
+      const c = layers[i];
+      acc = acc.map((x, k) => c[k] * c[3] + x * (1 - c[3]));
+    }
+    return "rgb(" + acc.map(Math.round).join(", ") + ")";
+  }
+  function cover() {
+    const math = document.querySelectorAll(
+      'mjx-container[display="true"], mjx-container.egm-wide-inline');
+    for (const m of math) m.style.setProperty("--egm-cover", behind(m));
+  }
   let tries = 0;
   function whenTypeset() {
     const mj = window.MathJax;
     if (mj && mj.startup && mj.startup.promise) {
-      mj.startup.promise.then(fit);
+      mj.startup.promise.then(fit).then(cover);
     } else if (tries++ < 100) {
       setTimeout(whenTypeset, 100);
     }
@@ -37,6 +70,9 @@
   let timer = null;
   window.addEventListener("resize", function () {
     clearTimeout(timer);
-    timer = setTimeout(fit, 150);
+    timer = setTimeout(function () { fit(); cover(); }, 150);
   });
+  // the reader's light/dark switch changes the colours behind the formulas
+  new MutationObserver(cover).observe(document.documentElement,
+    {attributes: true, attributeFilter: ["data-theme"]});
 })();
