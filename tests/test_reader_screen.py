@@ -132,3 +132,36 @@ def test_the_scroll_cue_takes_the_colour_of_the_box_it_stands_in(tmp_path):
               f'<script src="{JS.name}"></script>')
     good = _check(_site(tmp_path / "good", {"lemma.html": LEMMA + script}, css=True))
     assert good == {"lemma.html": ""}
+
+
+# A formula followed by punctuation: on a phone a line began with the colon
+# ("... + δ\n: (ε, δ)-DP", the errata at 390 px, issue 26 item 9).
+PUNCTUATED = ('<p style="width: 300px">Correct: <mjx-container class="MathJax" jax="CHTML">'
+              '<mjx-math style="display: inline-block; white-space: nowrap; width: 120px">x'
+              '</mjx-math></mjx-container>: the rest, and <mjx-container class="MathJax" '
+              'jax="CHTML"><mjx-math style="display: inline-block; white-space: nowrap; '
+              'width: 500px">y</mjx-math></mjx-container>, wide.</p>')
+
+
+def test_punctuation_after_a_formula_stays_on_its_line(tmp_path):
+    sys.path.insert(0, str(CHECK_SITE.parent))
+    import check_site
+    shutil.copy(CSS, tmp_path / CSS.name)
+    shutil.copy(JS, tmp_path / JS.name)
+    (tmp_path / "p.html").write_text(
+        f'<!DOCTYPE html><html><head><meta charset="utf-8"><link rel="stylesheet" href="{CSS.name}">'
+        f"</head><body>{PUNCTUATED}<script>window.MathJax = {{startup: {{promise: Promise.resolve()}}}};"
+        f'</script><script src="{JS.name}"></script></body></html>')
+    browser = check_site._DevTools(390)
+    try:
+        browser.call("Page.enable")
+        browser.call("Page.navigate", wait_event="Page.loadEventFired", url=(tmp_path / "p.html").as_uri())
+        browser.evaluate(check_site.SETTLE.format(ms=100))
+        spans = browser.evaluate("[...document.querySelectorAll('span.egm-nobr')].map("
+                                 "s => s.textContent + '|' + s.style.whiteSpace)")
+        text = browser.evaluate("document.querySelector('p').textContent")
+    finally:
+        browser.close()
+    # the narrow formula keeps its colon; the wide one scrolls on its own line
+    assert spans == ["x:|nowrap", "y,|normal"]
+    assert text == "Correct: x: the rest, and y, wide."

@@ -57,11 +57,38 @@
       'mjx-container[display="true"], mjx-container.egm-wide-inline');
     for (const m of math) m.style.setProperty("--egm-cover", behind(m));
   }
+  // A formula followed by punctuation ("... + δ: (ε, δ)-DP", "(10), so")
+  // is glued to it: the browser may break the line after MathJax's box, and
+  // on a phone a line then began with the colon or comma (the errata at
+  // 390 px, issue 26 item 9).  A formula too wide for its line is unglued
+  // again by fit(), so that it can scroll in its own box.
+  const PUNCT = /^[.,;:!?)\]\u2019\u201d]+/;
+  function glue() {
+    for (const m of document.querySelectorAll('mjx-container:not([display="true"])')) {
+      const next = m.nextSibling;
+      if (!next || next.nodeType !== Node.TEXT_NODE) continue;
+      const hit = PUNCT.exec(next.data);
+      if (!hit || (m.parentElement && m.parentElement.classList.contains("egm-nobr"))) continue;
+      const span = document.createElement("span");
+      span.className = "egm-nobr";
+      span.style.whiteSpace = "nowrap";
+      m.parentNode.insertBefore(span, m);
+      span.appendChild(m);
+      next.data = next.data.slice(hit[0].length);
+      span.appendChild(document.createTextNode(hit[0]));
+    }
+  }
+  function unglueWide() {
+    for (const span of document.querySelectorAll("span.egm-nobr")) {
+      const wide = span.querySelector("mjx-container.egm-wide-inline");
+      span.style.whiteSpace = wide ? "normal" : "nowrap";
+    }
+  }
   let tries = 0;
   function whenTypeset() {
     const mj = window.MathJax;
     if (mj && mj.startup && mj.startup.promise) {
-      mj.startup.promise.then(fit).then(cover);
+      mj.startup.promise.then(glue).then(fit).then(unglueWide).then(cover);
     } else if (tries++ < 100) {
       setTimeout(whenTypeset, 100);
     }
@@ -70,7 +97,7 @@
   let timer = null;
   window.addEventListener("resize", function () {
     clearTimeout(timer);
-    timer = setTimeout(function () { fit(); cover(); }, 150);
+    timer = setTimeout(function () { fit(); unglueWide(); cover(); }, 150);
   });
   // the reader's light/dark switch changes the colours behind the formulas
   new MutationObserver(cover).observe(document.documentElement,
