@@ -143,6 +143,10 @@ PUNCTUATED = ('<p style="width: 300px">Correct: <mjx-container class="MathJax" j
               'width: 500px">y</mjx-math></mjx-container>, wide.</p>')
 
 
+SOLUTION = ('<div class="solution dropdown admonition"><p class="admonition-title">'
+            'Solution to<a class="reference internal" href="#ex-1"> Exercise 6.1</a></p></div>')
+
+
 def test_punctuation_after_a_formula_stays_on_its_line(tmp_path):
     sys.path.insert(0, str(CHECK_SITE.parent))
     import check_site
@@ -150,7 +154,7 @@ def test_punctuation_after_a_formula_stays_on_its_line(tmp_path):
     shutil.copy(JS, tmp_path / JS.name)
     (tmp_path / "p.html").write_text(
         f'<!DOCTYPE html><html><head><meta charset="utf-8"><link rel="stylesheet" href="{CSS.name}">'
-        f"</head><body>{PUNCTUATED}<script>window.MathJax = {{startup: {{promise: Promise.resolve()}}}};"
+        f"</head><body>{PUNCTUATED}{SOLUTION}<script>window.MathJax = {{startup: {{promise: Promise.resolve()}}}};"
         f'</script><script src="{JS.name}"></script></body></html>')
     browser = check_site._DevTools(390)
     try:
@@ -160,8 +164,13 @@ def test_punctuation_after_a_formula_stays_on_its_line(tmp_path):
         spans = browser.evaluate("[...document.querySelectorAll('span.egm-nobr')].map("
                                  "s => s.textContent + '|' + s.style.whiteSpace)")
         text = browser.evaluate("document.querySelector('p').textContent")
+        title = browser.evaluate("[document.querySelector('.solution p').textContent,"
+                                 " document.querySelector('.solution a').textContent]")
     finally:
         browser.close()
     # the narrow formula keeps its colon; the wide one scrolls on its own line
     assert spans == ["x:|nowrap", "y,|normal"]
     assert text == "Correct: x: the rest, and y, wide."
+    # sphinx-exercise's "Solution to<a> Exercise 6.1</a>": the link's underline
+    # no longer starts with a blank
+    assert title == ["Solution to Exercise 6.1", "Exercise 6.1"]

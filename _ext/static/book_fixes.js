@@ -84,6 +84,22 @@
       span.style.whiteSpace = wide ? "normal" : "nowrap";
     }
   }
+  // sphinx-exercise writes "Solution to<a> Exercise 6.1</a>": the space is
+  // inside the link, so its underline began with a blank.  It moves out.
+  function solutionTitles() {
+    for (const a of document.querySelectorAll(".solution p.admonition-title > a")) {
+      const first = a.firstChild;
+      if (first && first.nodeType === Node.TEXT_NODE && /^\s/.test(first.data)) {
+        first.data = first.data.replace(/^\s+/, "");
+        a.parentNode.insertBefore(document.createTextNode(" "), a);
+      }
+    }
+  }
+  if (document.readyState === "loading") {
+    document.addEventListener("DOMContentLoaded", solutionTitles);
+  } else {
+    solutionTitles();
+  }
   let tries = 0;
   function whenTypeset() {
     const mj = window.MathJax;
