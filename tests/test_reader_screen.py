@@ -144,7 +144,9 @@ PUNCTUATED = ('<p style="width: 300px">Correct: <mjx-container class="MathJax" j
 
 
 SOLUTION = ('<div class="solution dropdown admonition"><p class="admonition-title">'
-            'Solution to<a class="reference internal" href="#ex-1"> Exercise 6.1</a></p></div>')
+            'Solution to<a class="reference internal" href="#ex-1"> Exercise 6.1</a></p></div>'
+            '<p style="width: 200px"><code class="literal"><span class="pre">'
+            'egmlib.mechanisms.gaussian_data_mechanism</span></code></p>')
 
 
 def test_punctuation_after_a_formula_stays_on_its_line(tmp_path):
@@ -164,6 +166,8 @@ def test_punctuation_after_a_formula_stays_on_its_line(tmp_path):
         spans = browser.evaluate("[...document.querySelectorAll('span.egm-nobr')].map("
                                  "s => s.textContent + '|' + s.style.whiteSpace)")
         text = browser.evaluate("document.querySelector('p').textContent")
+        name = browser.evaluate("[document.querySelector('code span.pre').textContent,"
+                                " document.querySelectorAll('code span.pre wbr').length]")
         title = browser.evaluate("[document.querySelector('.solution p').textContent,"
                                  " document.querySelector('.solution a').textContent]")
     finally:
@@ -174,3 +178,5 @@ def test_punctuation_after_a_formula_stays_on_its_line(tmp_path):
     # sphinx-exercise's "Solution to<a> Exercise 6.1</a>": the link's underline
     # no longer starts with a blank
     assert title == ["Solution to Exercise 6.1", "Exercise 6.1"]
+    # a dotted name in inline code may break after its dots, and reads whole
+    assert name == ["egmlib.mechanisms.gaussian_data_mechanism", 2]

@@ -95,10 +95,27 @@
       }
     }
   }
+  // A long dotted name in inline code (egmlib.mechanisms.gaussian_data_mechanism)
+  // may break after a dot (book_fixes.css lets it break anywhere, which on a
+  // phone cut "gaussian_dat|a_mechanism" mid-word).  Copying gets the name whole.
+  function dottedNames() {
+    for (const s of document.querySelectorAll("code.literal span.pre")) {
+      const t = s.firstChild;
+      if (s.childNodes.length !== 1 || t.nodeType !== Node.TEXT_NODE || t.data.length < 16) continue;
+      const parts = t.data.split(/(?<=\.)(?=[A-Za-z_])/);
+      if (parts.length < 2) continue;
+      s.textContent = "";
+      parts.forEach(function (part, i) {
+        if (i) s.appendChild(document.createElement("wbr"));
+        s.appendChild(document.createTextNode(part));
+      });
+    }
+  }
+  function ready() { solutionTitles(); dottedNames(); }
   if (document.readyState === "loading") {
-    document.addEventListener("DOMContentLoaded", solutionTitles);
+    document.addEventListener("DOMContentLoaded", ready);
   } else {
-    solutionTitles();
+    ready();
   }
   let tries = 0;
   function whenTypeset() {
