@@ -136,9 +136,10 @@ def test_the_scroll_cue_takes_the_colour_of_the_box_it_stands_in(tmp_path):
 
 # A formula followed by punctuation: on a phone a line began with the colon
 # ("... + δ\n: (ε, δ)-DP", the errata at 390 px, issue 26 item 9).
-PUNCTUATED = ('<p style="width: 300px">Correct: <mjx-container class="MathJax" jax="CHTML">'
+PUNCTUATED = ('<p style="width: 300px">Correct: <span class="math notranslate nohighlight">'
+              '<mjx-container class="MathJax" jax="CHTML">'
               '<mjx-math style="display: inline-block; white-space: nowrap; width: 120px">x'
-              '</mjx-math></mjx-container>: the rest, and <mjx-container class="MathJax" '
+              '</mjx-math></mjx-container></span>: the rest, and <mjx-container class="MathJax" '
               'jax="CHTML"><mjx-math style="display: inline-block; white-space: nowrap; '
               'width: 500px">y</mjx-math></mjx-container>, wide.</p>')
 

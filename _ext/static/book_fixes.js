@@ -64,7 +64,10 @@
   // again by fit(), so that it can scroll in its own box.
   const PUNCT = /^[.,;:!?)\]\u2019\u201d]+/;
   function glue() {
-    for (const m of document.querySelectorAll('mjx-container:not([display="true"])')) {
+    for (const mjx of document.querySelectorAll('mjx-container:not([display="true"])')) {
+      // Sphinx's <span class="math">, in which MathJax put the formula, if any
+      const up = mjx.parentElement;
+      const m = up && up.matches("span.math") && up.lastChild === mjx ? up : mjx;
       const next = m.nextSibling;
       if (!next || next.nodeType !== Node.TEXT_NODE) continue;
       const hit = PUNCT.exec(next.data);
