@@ -205,6 +205,30 @@ OVERFLOW = """(() => {
 # that takes room), and its number must cover none of it.  Run last on a page.
 EQUATIONS = """(() => {
   const problems = [], view = document.documentElement.clientWidth;
+  // A scroll cue's covers (the first colour of its gradients) must be the
+  // colour the formula stands on, or they show as patches at its two ends
+  // (white in a lemma's green box, issue 26 item 9).
+  const rgba = t => { const m = /rgba?\\(([^)]*)\\)/.exec(t || '');
+    if (!m) return null; const v = m[1].split(/[\\s,\\/]+/).filter(Boolean).map(Number);
+    return [v[0], v[1], v[2], v.length > 3 ? v[3] : 1]; };
+  const patches = el => {
+    const image = getComputedStyle(el).backgroundImage;
+    if (!image.includes('gradient')) return null;
+    const cue = rgba(image);
+    if (!cue || cue[3] < 1) return null;
+    const layers = [];
+    for (let a = el; a; a = a.parentElement) {
+      const c = rgba(getComputedStyle(a).backgroundColor);
+      if (c && c[3] > 0) { layers.push(c); if (c[3] >= 1) break; }
+    }
+    let under = [255, 255, 255];
+    for (let i = layers.length - 1; i >= 0; i--) {
+      const c = layers[i]; under = under.map((x, k) => c[k] * c[3] + x * (1 - c[3]));
+    }
+    if (Math.max(...under.map((x, k) => Math.abs(x - cue[k]))) <= 4) return null;
+    return 'shows patches: its scroll cue covers in rgb(' + cue.slice(0, 3).join(', ')
+      + ') a box of rgb(' + under.map(Math.round).join(', ') + ')';
+  };
   const name = m => { const d = m.closest('div.math');
     return d && d.id ? '#' + d.id : (m.textContent || '').trim().slice(0, 40); };
   for (const mjx of document.querySelectorAll('mjx-container[display="true"]')) {
@@ -227,6 +251,8 @@ EQUATIONS = """(() => {
                       + Math.round(c.width) + ' px in a ' + Math.round(b.right - b.left) + ' px box');
       }
     }
+    const patch = patches(mjx);
+    if (patch) problems.push('equation ' + name(mjx) + ' ' + patch);
     const number = mjx.closest('div.math') && mjx.closest('div.math').querySelector('.eqno');
     if (number) {
       const e = number.getBoundingClientRect();

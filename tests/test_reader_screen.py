@@ -111,3 +111,73 @@ def test_a_wide_inline_formula_scrolls_with_the_books_script(tmp_path):
               f'<script src="{JS.name}"></script>')
     good = _check(_site(tmp_path / "good", {"inline.html": INLINE + script}, css=True))
     assert good == {"inline.html": ""}
+
+
+# A numbered equation inside a lemma's box: sphinx-proof tints the box with a
+# translucent green over the page (issue 26 item 9: at 390 px the scroll cue's
+# white covers showed as white patches at both ends of the formula).
+LEMMA = ('<div style="background: #fff"><div class="lemma" style="background-color: '
+         'rgba(54, 207, 3, 0.1); padding: 8px; width: 300px">'
+         + THEME + _equation(600) + "</div></div>")
+
+
+def test_the_scroll_cue_takes_the_colour_of_the_box_it_stands_in(tmp_path):
+    (tmp_path / "bad").mkdir()
+    bad = _check(_site(tmp_path / "bad", {"lemma.html": LEMMA}, css=True))
+    assert "shows patches" in bad["lemma.html"]
+    assert "rgb(255, 255, 255) a box of rgb(235, 250, 230)" in bad["lemma.html"]
+    (tmp_path / "good").mkdir()
+    shutil.copy(JS, tmp_path / "good" / JS.name)
+    script = ('<script>window.MathJax = {startup: {promise: Promise.resolve()}};</script>'
+              f'<script src="{JS.name}"></script>')
+    good = _check(_site(tmp_path / "good", {"lemma.html": LEMMA + script}, css=True))
+    assert good == {"lemma.html": ""}
+
+
+# A formula followed by punctuation: on a phone a line began with the colon
+# ("... + δ\n: (ε, δ)-DP", the errata at 390 px, issue 26 item 9).
+PUNCTUATED = ('<p style="width: 300px">Correct: <span class="math notranslate nohighlight">'
+              '<mjx-container class="MathJax" jax="CHTML">'
+              '<mjx-math style="display: inline-block; white-space: nowrap; width: 120px">x'
+              '</mjx-math></mjx-container></span>: the rest, and <mjx-container class="MathJax" '
+              'jax="CHTML"><mjx-math style="display: inline-block; white-space: nowrap; '
+              'width: 500px">y</mjx-math></mjx-container>, wide.</p>')
+
+
+SOLUTION = ('<div class="solution dropdown admonition"><p class="admonition-title">'
+            'Solution to<a class="reference internal" href="#ex-1"> Exercise 6.1</a></p></div>'
+            '<p style="width: 200px"><code class="literal"><span class="pre">'
+            'egmlib.mechanisms.gaussian_data_mechanism</span></code></p>')
+
+
+def test_punctuation_after_a_formula_stays_on_its_line(tmp_path):
+    sys.path.insert(0, str(CHECK_SITE.parent))
+    import check_site
+    shutil.copy(CSS, tmp_path / CSS.name)
+    shutil.copy(JS, tmp_path / JS.name)
+    (tmp_path / "p.html").write_text(
+        f'<!DOCTYPE html><html><head><meta charset="utf-8"><link rel="stylesheet" href="{CSS.name}">'
+        f"</head><body>{PUNCTUATED}{SOLUTION}<script>window.MathJax = {{startup: {{promise: Promise.resolve()}}}};"
+        f'</script><script src="{JS.name}"></script></body></html>')
+    browser = check_site._DevTools(390)
+    try:
+        browser.call("Page.enable")
+        browser.call("Page.navigate", wait_event="Page.loadEventFired", url=(tmp_path / "p.html").as_uri())
+        browser.evaluate(check_site.SETTLE.format(ms=100))
+        spans = browser.evaluate("[...document.querySelectorAll('span.egm-nobr')].map("
+                                 "s => s.textContent + '|' + s.style.whiteSpace)")
+        text = browser.evaluate("document.querySelector('p').textContent")
+        name = browser.evaluate("[document.querySelector('code span.pre').textContent,"
+                                " document.querySelectorAll('code span.pre wbr').length]")
+        title = browser.evaluate("[document.querySelector('.solution p').textContent,"
+                                 " document.querySelector('.solution a').textContent]")
+    finally:
+        browser.close()
+    # the narrow formula keeps its colon; the wide one scrolls on its own line
+    assert spans == ["x:|nowrap", "y,|normal"]
+    assert text == "Correct: x: the rest, and y, wide."
+    # sphinx-exercise's "Solution to<a> Exercise 6.1</a>": the link's underline
+    # no longer starts with a blank
+    assert title == ["Solution to Exercise 6.1", "Exercise 6.1"]
+    # a dotted name in inline code may break after its dots, and reads whole
+    assert name == ["egmlib.mechanisms.gaussian_data_mechanism", 2]

@@ -24,11 +24,107 @@
       }
     }
   }
+  // The scroll cue (book_fixes.css) hides its shadows under two covers of the
+  // colour the formula stands on, --egm-cover.  Inside a coloured box (a
+  // lemma's green, a definition's blue: translucent tints over the page) a
+  // white cover showed as white patches at both ends of the formula (seen at
+  // 390 px, issue 26 item 9): each formula's cover is the opaque colour of
+  // the boxes behind it, their backgrounds composited from the page up.
+  function rgba(text) {
+    const m = /rgba?\(([^)]*)\)/.exec(text || "");
+    if (!m) return null;
+    const v = m[1].split(/[\s,\/]+/).filter(Boolean).map(Number);
+    return v.length >= 3 ? [v[0], v[1], v[2], v.length > 3 ? v[3] : 1] : null;
+  }
+  function behind(el) {
+    const layers = [];
+    for (let a = el.parentElement; a; a = a.parentElement) {
+      const c = rgba(getComputedStyle(a).backgroundColor);
+      if (c && c[3] > 0) {
+        layers.push(c);
+        if (c[3] >= 1) break;
+      }
+    }
+    let acc = [255, 255, 255];
+    for (let i = layers.length - 1; i >= 0; i--) {
+      const c = layers[i];
+      acc = acc.map((x, k) => c[k] * c[3] + x * (1 - c[3]));
+    }
+    return "rgb(" + acc.map(Math.round).join(", ") + ")";
+  }
+  function cover() {
+    const math = document.querySelectorAll(
+      'mjx-container[display="true"], mjx-container.egm-wide-inline');
+    for (const m of math) m.style.setProperty("--egm-cover", behind(m));
+  }
+  // A formula followed by punctuation ("... + δ: (ε, δ)-DP", "(10), so")
+  // is glued to it: the browser may break the line after MathJax's box, and
+  // on a phone a line then began with the colon or comma (the errata at
+  // 390 px, issue 26 item 9).  A formula too wide for its line is unglued
+  // again by fit(), so that it can scroll in its own box.
+  const PUNCT = /^[.,;:!?)\]\u2019\u201d]+/;
+  function glue() {
+    for (const mjx of document.querySelectorAll('mjx-container:not([display="true"])')) {
+      // Sphinx's <span class="math">, in which MathJax put the formula, if any
+      const up = mjx.parentElement;
+      const m = up && up.matches("span.math") && up.lastChild === mjx ? up : mjx;
+      const next = m.nextSibling;
+      if (!next || next.nodeType !== Node.TEXT_NODE) continue;
+      const hit = PUNCT.exec(next.data);
+      if (!hit || (m.parentElement && m.parentElement.classList.contains("egm-nobr"))) continue;
+      const span = document.createElement("span");
+      span.className = "egm-nobr";
+      span.style.whiteSpace = "nowrap";
+      m.parentNode.insertBefore(span, m);
+      span.appendChild(m);
+      next.data = next.data.slice(hit[0].length);
+      span.appendChild(document.createTextNode(hit[0]));
+    }
+  }
+  function unglueWide() {
+    for (const span of document.querySelectorAll("span.egm-nobr")) {
+      const wide = span.querySelector("mjx-container.egm-wide-inline");
+      span.style.whiteSpace = wide ? "normal" : "nowrap";
+    }
+  }
+  // sphinx-exercise writes "Solution to<a> Exercise 6.1</a>": the space is
+  // inside the link, so its underline began with a blank.  It moves out.
+  function solutionTitles() {
+    for (const a of document.querySelectorAll(".solution p.admonition-title > a")) {
+      const first = a.firstChild;
+      if (first && first.nodeType === Node.TEXT_NODE && /^\s/.test(first.data)) {
+        first.data = first.data.replace(/^\s+/, "");
+        a.parentNode.insertBefore(document.createTextNode(" "), a);
+      }
+    }
+  }
+  // A long dotted name in inline code (egmlib.mechanisms.gaussian_data_mechanism)
+  // may break after a dot (book_fixes.css lets it break anywhere, which on a
+  // phone cut "gaussian_dat|a_mechanism" mid-word).  Copying gets the name whole.
+  function dottedNames() {
+    for (const s of document.querySelectorAll("code.literal span.pre")) {
+      const t = s.firstChild;
+      if (s.childNodes.length !== 1 || t.nodeType !== Node.TEXT_NODE || t.data.length < 16) continue;
+      const parts = t.data.split(/(?<=\.)(?=[A-Za-z_])/);
+      if (parts.length < 2) continue;
+      s.textContent = "";
+      parts.forEach(function (part, i) {
+        if (i) s.appendChild(document.createElement("wbr"));
+        s.appendChild(document.createTextNode(part));
+      });
+    }
+  }
+  function ready() { solutionTitles(); dottedNames(); }
+  if (document.readyState === "loading") {
+    document.addEventListener("DOMContentLoaded", ready);
+  } else {
+    ready();
+  }
   let tries = 0;
   function whenTypeset() {
     const mj = window.MathJax;
     if (mj && mj.startup && mj.startup.promise) {
-      mj.startup.promise.then(fit);
+      mj.startup.promise.then(glue).then(fit).then(unglueWide).then(cover);
     } else if (tries++ < 100) {
       setTimeout(whenTypeset, 100);
     }
@@ -37,6 +133,9 @@
   let timer = null;
   window.addEventListener("resize", function () {
     clearTimeout(timer);
-    timer = setTimeout(fit, 150);
+    timer = setTimeout(function () { fit(); unglueWide(); cover(); }, 150);
   });
+  // the reader's light/dark switch changes the colours behind the formulas
+  new MutationObserver(cover).observe(document.documentElement,
+    {attributes: true, attributeFilter: ["data-theme"]});
 })();
