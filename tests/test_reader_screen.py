@@ -101,15 +101,24 @@ INLINE = ('<p style="width: 300px">The study: <mjx-container class="MathJax" jax
 JS = ROOT / "_ext" / "static" / "book_fixes.js"
 
 
-def test_a_wide_inline_formula_scrolls_with_the_books_script(tmp_path):
+def _without_and_with_the_script(tmp_path, name: str, body: str,
+                                 bad_css: bool) -> tuple[dict, dict]:
+    """The check's verdicts on a page without book_fixes.js (stylesheet as ``bad_css``
+    says) and on the same page with the script and the stylesheet; a stub stands for
+    MathJax's startup promise."""
     (tmp_path / "bad").mkdir()
-    bad = _check(_site(tmp_path / "bad", {"inline.html": INLINE}, css=False))
-    assert "inline formula x + y is cut off: 500 px in a 300 px paragraph" in bad["inline.html"]
+    bad = _check(_site(tmp_path / "bad", {name: body}, css=bad_css))
     (tmp_path / "good").mkdir()
     shutil.copy(JS, tmp_path / "good" / JS.name)
     script = ('<script>window.MathJax = {startup: {promise: Promise.resolve()}};</script>'
               f'<script src="{JS.name}"></script>')
-    good = _check(_site(tmp_path / "good", {"inline.html": INLINE + script}, css=True))
+    good = _check(_site(tmp_path / "good", {name: body + script}, css=True))
+    return bad, good
+
+
+def test_a_wide_inline_formula_scrolls_with_the_books_script(tmp_path):
+    bad, good = _without_and_with_the_script(tmp_path, "inline.html", INLINE, bad_css=False)
+    assert "inline formula x + y is cut off: 500 px in a 300 px paragraph" in bad["inline.html"]
     assert good == {"inline.html": ""}
 
 
@@ -122,15 +131,9 @@ LEMMA = ('<div style="background: #fff"><div class="lemma" style="background-col
 
 
 def test_the_scroll_cue_takes_the_colour_of_the_box_it_stands_in(tmp_path):
-    (tmp_path / "bad").mkdir()
-    bad = _check(_site(tmp_path / "bad", {"lemma.html": LEMMA}, css=True))
+    bad, good = _without_and_with_the_script(tmp_path, "lemma.html", LEMMA, bad_css=True)
     assert "shows patches" in bad["lemma.html"]
     assert "rgb(255, 255, 255) a box of rgb(235, 250, 230)" in bad["lemma.html"]
-    (tmp_path / "good").mkdir()
-    shutil.copy(JS, tmp_path / "good" / JS.name)
-    script = ('<script>window.MathJax = {startup: {promise: Promise.resolve()}};</script>'
-              f'<script src="{JS.name}"></script>')
-    good = _check(_site(tmp_path / "good", {"lemma.html": LEMMA + script}, css=True))
     assert good == {"lemma.html": ""}
 
 
