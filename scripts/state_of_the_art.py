@@ -604,7 +604,7 @@ PLAN_CELLS = tuple(c for c in CONTEST_CELLS if c[2] * c[4] <= 10**4 or c in ((1.
 
 
 def contest_plan_cell(eps: float, R: float, d: int, alpha: float, n: int) -> list[dict]:
-    """PLAN (egmlib.plan.plan_mean, zCDP accounting, defaults) on one contest cell, with
+    """PLAN (egmlib.plan.plan_mean, accounting="replace", defaults) on one contest cell, with
     the contest's fixed replicate count; method k draws from default_rng(key + [20 + k])."""
     ia = ALPHAS.index(alpha)
     iR = (0.1, 10.0, 1000.0).index(R)
@@ -619,7 +619,7 @@ def contest_plan_cell(eps: float, R: float, d: int, alpha: float, n: int) -> lis
         err, clips = np.empty(reps), np.empty(reps)
         for i in range(reps):
             X = rng.standard_normal((n, d)) * sig + mu
-            res = plan_mean(X, rho, (-R, R), rng=rng, scaled=method == "plan")
+            res = plan_mean(X, rho, (-R, R), rng=rng, scaled=method == "plan", accounting="replace")
             err[i] = float(np.sum((res.mean - X.mean(axis=0)) ** 2))
             clips[i] = res.clipped / n
         rows.append(dict(epsilon=eps, R=R, d=d, alpha=alpha, n=n, method=method, param=0.0,
@@ -634,10 +634,17 @@ def contest_plan_cell(eps: float, R: float, d: int, alpha: float, n: int) -> lis
 # scripts/plan_reproduction.py builds them): target the TRUE mean, sigma unknown to
 # PLAN, HLY and method 6, the universe (-U, U)^d as the public prior (for the ball
 # methods: the ball of radius U sqrt(d) around 0 that holds it).  Every method is
-# rho-zCDP under replacement (PLAN with accounting="zcdp").
+# rho-zCDP under replacement (PLAN with accounting="replace"), except plan_add_remove.
+# Issue 34 item 5 added the last three settings (PLAN's headline regime: gaussianC at d = 256
+# and 1024, gaussianB with r = 2 at d = 512 and rho = 1/16, where the calibration matters)
+# and the method "plan_add_remove" (PLAN calibrated for the authors' relation, add/remove
+# neighbours: accounting="add_remove"; under replacement its composition bound is larger,
+# see egmlib.plan).  Appended last, so the seeds of the other methods are unchanged.
 ARENA_A = (("gaussianC", 16, 0.125, 2.0), ("gaussianC", 16, 1.0, 2.0), ("gaussianA", 16, 0.25, 0.0),
-           ("gaussianC", 64, 0.125, 2.0))
-ARENA_A_METHODS = ("plan", "plan_noscale", "hly", "hly_iome", "unknown", "oracle_hybrid", "oracle_coinpress")
+           ("gaussianC", 64, 0.125, 2.0), ("gaussianC", 256, 0.125, 2.0), ("gaussianC", 1024, 0.125, 2.0),
+           ("gaussianB", 512, 0.0625, 2.0))
+ARENA_A_METHODS = ("plan", "plan_noscale", "hly", "hly_iome", "unknown", "oracle_hybrid", "oracle_coinpress",
+                   "plan_add_remove")
 ARENA_A_RUNS = 50                       # as the authors
 ARENA_A_SHARE = 0.25                    # method 6: share for the variances, PLAN's own quarter
 ARENA_A_RUNS_ROWS: list[dict] = []      # filled by arena_a_setting, written to arena_a_runs.csv
@@ -669,7 +676,9 @@ def arena_a_setting(experiment: str, d: int, rho: float, alpha: float, runs: int
         for k, m in enumerate(ARENA_A_METHODS):
             rng = np.random.default_rng(key + [k + 1])
             if m in ("plan", "plan_noscale"):
-                est = plan_mean(X, rho, (-U, U), rng=rng, scaled=m == "plan").mean
+                est = plan_mean(X, rho, (-U, U), rng=rng, scaled=m == "plan", accounting="replace").mean
+            elif m == "plan_add_remove":
+                est = plan_mean(X, rho, (-U, U), rng=rng, accounting="add_remove").mean
             elif m == "hly":
                 est = hly_tuned(X, R, rho, rng, T, z)[0]
             elif m == "hly_iome":       # the PLAN authors' settings of IOME
