@@ -9,10 +9,13 @@ whose visible text output is a table printed as text.
 
 The heuristic (:func:`is_text_table`):
 
-* the text of a cell is what a reader sees in monospace: its stream outputs, merged
-  as the book merges them (``nb_merge_streams``), and the ``text/plain`` of a result
-  that has no richer form (HTML, Markdown, LaTeX or an image): a Markdown table's
-  ``text/plain`` is never shown;
+* the text of a cell is what a reader sees in monospace, on the site or in the PDF:
+  its stream outputs, merged as the book merges them (``nb_merge_streams``), and the
+  ``text/plain`` of a result that has no form the LaTeX builder renders (Markdown,
+  LaTeX or an image).  A Markdown table's ``text/plain`` is never shown; an HTML-only
+  result (a pandas DataFrame or Styler) is a table on the site, but myst-nb's LaTeX
+  builder does not render ``text/html`` and prints its ``text/plain`` in the PDF,
+  so it counts;
 * a cell tagged ``remove-output``, ``hide-output``, ``remove-cell`` or ``hide-cell``
   shows no output until the reader asks for it, and is not counted;
 * the text is a table when it has a block of 3 or more consecutive lines that
@@ -49,7 +52,8 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 CHAPTERS = sorted((ROOT / "chapters").glob("*.ipynb"))
 HIDDEN = {"remove-output", "hide-output", "remove-cell", "hide-cell"}
-RICH = ("text/html", "text/markdown", "text/latex", "image/png", "image/svg+xml", "image/jpeg")
+# what myst-nb's LaTeX builder renders before text/plain (myst_nb.core.render)
+RICH = ("text/markdown", "text/latex", "application/pdf", "image/png", "image/jpeg")
 GAP = re.compile(r"(?<=\S) {2,}(?=\S)")
 ARRAY_ROW = re.compile(r"^\s*\[{1,2}[-+\s\d.e,]+\]{1,2}\s*$")
 LABELLED_ROW = re.compile(r"^\S[^\[]*?\s(\[)[-+\s\d.e,]+\]$")
@@ -165,6 +169,10 @@ def test_hidden_and_rich_outputs_are_not_seen() -> None:
     markdown = {"output_type": "display_data",
                 "data": {"text/markdown": "| a |\n|--|\n| 1 |", "text/plain": TABLE}}
     assert visible_text({**shown, "outputs": [markdown]}) == ""
+    html_only = {"output_type": "execute_result",
+                 "data": {"text/html": "<table></table>", "text/plain": TABLE}}
+    assert is_text_table(visible_text({**shown, "outputs": [html_only]})), \
+        "the PDF prints an HTML-only table's text/plain"
 
 
 def test_split_streams_are_merged() -> None:
