@@ -184,7 +184,14 @@ def test_split_streams_are_merged() -> None:
 
 # ---------------------------------------------------------------- the chapters
 
-@pytest.mark.parametrize("path", CHAPTERS, ids=[p.stem for p in CHAPTERS])
+# state_of_the_art is converted under issue 34 (branch contest): until it lands there, its
+# case is an expected failure; strict, so that the conversion must remove this mark.
+_PENDING = {"state_of_the_art"}
+
+
+@pytest.mark.parametrize("path", [
+    pytest.param(p, marks=pytest.mark.xfail(strict=True, reason="text tables until issue 34's conversion lands"))
+    if p.stem in _PENDING else p for p in CHAPTERS], ids=[p.stem for p in CHAPTERS])
 def test_no_visible_output_is_a_text_table(path: Path) -> None:
     """0 in every chapter; state_of_the_art (converted under issue 34) is its own case."""
     found = text_tables(path)
