@@ -66,7 +66,10 @@ Issue 34 (PLAN, session 9; CPU measured with /usr/bin/time -v, user + system, un
   r = 2 d = 512 at rho = 1/16) and the method plan_add_remove.  The first five settings
   (the four earlier ones recomputed with the new column, identical otherwise, and d = 256):
   267 CPU-s (227 user + 40 system; d = 256 about 3.4 CPU-s per run of the eight methods);
-  ARENA_B_CPU_PLACEHOLDER
+  gaussianB d = 512 (`arena_a resume`): about 400 CPU-s (349 user + 59 system for the
+  process, which was then stopped a few seconds into gaussianC d = 1024; about 8 CPU-s per
+  run); gaussianC d = 1024 was NOT run (one run measured first: 12.5 CPU-s, so about
+  10-11 CPU-min for 50 runs, about 50 min wall at this load): `arena_a resume` adds it.
 * `contest_plan_sens` (contest_plan_sens.csv, PLAN at n = 1e3 by relation and centre
   share, 3 cells x 4 variants x 1000 runs): 82 CPU-s (58 user + 24 system), 305 s wall.
 """
