@@ -42,6 +42,11 @@ SCRIPT = HERE / "mathjax" / "render.js"
 STATIC = "egm-mathjax"  # under _static
 CSS = f"{STATIC}/mathjax.css"
 FONTS = "woff-v2"  # beside the stylesheet
+# MathJax in the browser scaled its formulas to the x-height of the text's font
+# (system-ui: 113 % to 127 % by system, Roboto on Android about 119 %); typeset
+# in advance they get one size for every reader, 120 %, the same on every
+# screen (so the browser check's widths at 390 px are a phone's).
+SCALE = 1.2
 
 
 def node_modules() -> Path:
@@ -69,7 +74,7 @@ def node_executable() -> str:
 class MathJax:
     """One node process running _ext/mathjax/render.js for the whole build."""
 
-    def __init__(self, macros: dict) -> None:
+    def __init__(self, macros: dict, scale: float = 1.0) -> None:
         modules = node_modules()
         if not (modules / "mathjax-full" / "package.json").is_file():
             raise ExtensionError(f"MathJax for the build is not installed in {modules}: run `make venv` "
@@ -78,7 +83,7 @@ class MathJax:
         env = dict(os.environ, NODE_PATH=str(modules))
         self.proc = subprocess.Popen([node_executable(), str(SCRIPT)], stdin=subprocess.PIPE,
                                      stdout=subprocess.PIPE, env=env, text=True, encoding="utf-8")
-        self.ask(op="init", macros=macros)
+        self.ask(op="init", macros=macros, scale=scale)
 
     def ask(self, **request) -> dict:
         self.proc.stdin.write(json.dumps(request) + "\n")
@@ -102,7 +107,7 @@ def _mathjax(app) -> MathJax:
     jax = getattr(app, "_egm_mathjax", None)
     if jax is None:
         config = app.config.mathjax3_config or {}
-        jax = app._egm_mathjax = MathJax(config.get("tex", {}).get("macros", {}))
+        jax = app._egm_mathjax = MathJax(config.get("tex", {}).get("macros", {}), SCALE)
     return jax
 
 

@@ -339,9 +339,9 @@ WIDE = """(() => {
     if (c.right > b.right + 1 || c.left < b.left - 1) {
       const d = mjx.closest('div.math'), eqno = d && d.querySelector('.eqno');
       let label = d && d.id ? '#' + d.id : '';
-      if (eqno) label += ' ' + eqno.textContent.replace(/[#\s]/g, '');
+      if (eqno) label += ' ' + eqno.textContent.replace(/[#\\s]/g, '');
       const mml = mjx.querySelector('mjx-assistive-mml');
-      const text = ((mml || mjx).textContent || '').replace(/\s+/g, ' ').trim().slice(0, 50);
+      const text = ((mml || mjx).textContent || '').replace(/\\s+/g, ' ').trim().slice(0, 50);
       wide.push({label: label.trim(), text: text, width: Math.round(c.width),
                  box: Math.round(b.right - b.left)});
     }
@@ -383,6 +383,7 @@ def _problem(event: dict) -> str | None:
 def _seen(browser: _DevTools) -> dict:
     """What the page now loaded in ``browser`` shows at the current window size."""
     browser.evaluate(SETTLE.format(ms=300))
+    thread = main_thread_time(browser)
     dom = browser.evaluate("document.documentElement.outerHTML")
     overflow = browser.evaluate(OVERFLOW)
     equations = equation_problems(browser)
@@ -394,7 +395,7 @@ def _seen(browser: _DevTools) -> dict:
             "view": overflow["view"], "wide": overflow["wide"], "culprits": overflow["culprits"],
             "equations": equations, "wide_equations": wide,
             # issue 33 item 10: the page's own timeline (TIMING)
-            "typeset_ms": browser.evaluate("window.__egmTypeset || null"),
+            "typeset_ms": browser.evaluate("window.__egmTypeset || null"), "thread_s": thread,
             "client_typeset": browser.evaluate(CLIENT_TYPESET)}
 
 
@@ -404,11 +405,25 @@ def set_width(browser: _DevTools, width: int) -> None:
                  deviceScaleFactor=1, mobile=width < 600)
 
 
+def main_thread_time(browser: _DevTools) -> float:
+    """CPU seconds the page's main thread has used so far (Chromium's
+    Performance.getMetrics "ThreadTime"): unlike a clock, it hardly grows when
+    other jobs share the machine's cores."""
+    browser.call("Performance.enable")
+    metrics = browser.call("Performance.getMetrics")["metrics"]
+    return next((m["value"] for m in metrics if m["name"] == "ThreadTime"), 0.0)
+
+
 def check_page(browser: _DevTools, url: str) -> dict:
-    """Load ``url`` once in ``browser`` and return what the page shows."""
+    """Load ``url`` once in ``browser`` and return what the page shows, with
+    ``cpu_s``: the main thread's CPU seconds from navigation to typeset maths
+    (issue 33 item 10; the page's own timeline, ``typeset_ms``, is a clock)."""
     browser.events.clear()
+    before = main_thread_time(browser)
     browser.call("Page.navigate", wait_event="Page.loadEventFired", url=url)
-    return _seen(browser)
+    seen = _seen(browser)
+    seen["cpu_s"] = round(seen["thread_s"] - before, 3)
+    return seen
 
 
 # two animation frames: the layout at a new window size is done
@@ -543,7 +558,7 @@ def speed_and_width(report: dict) -> dict:
     """Issue 33 items 1 and 10 over the pages of ``report``: the display
     equations that scroll at 390 px, and each page's time from navigation to
     typeset maths (at its load, 390 px), with the median and the slowest pages."""
-    wide, times, client = [], {}, {}
+    wide, times, client, cpu = [], {}, {}, {}
     for rel, verdict in report.items():
         seen = verdict.get("widths", {}).get(str(LOAD_WIDTH))
         if not seen:
@@ -552,6 +567,8 @@ def speed_and_width(report: dict) -> dict:
         if seen.get("typeset_ms") is not None:
             times[rel] = seen["typeset_ms"] / 1000
         client[rel] = seen.get("client_typeset", 0)
+        if seen.get("cpu_s") is not None:
+            cpu[rel] = seen["cpu_s"]
     ordered = sorted(times.items(), key=lambda kv: -kv[1])
     median = statistics.median(times.values()) if times else None
     lines = [f"display equations that scroll at {LOAD_WIDTH} px: {len(wide)}"
@@ -561,8 +578,13 @@ def speed_and_width(report: dict) -> dict:
     if times:
         lines.append(f"navigation to typeset maths at {LOAD_WIDTH} px: median {median:.2f} s over "
                      f"{len(times)} pages; slowest " + ", ".join(f"{r} {s:.2f} s" for r, s in ordered[:5]))
+    if cpu:
+        by_cpu = sorted(cpu.items(), key=lambda kv: -kv[1])
+        lines.append(f"main thread's CPU, navigation to typeset maths: median {statistics.median(cpu.values()):.2f} s; "
+                     "slowest " + ", ".join(f"{r} {s:.2f} s" for r, s in by_cpu[:5]))
     lines.append(f"formulas left to the browser's MathJax: {sum(client.values())}")
-    return {"wide": wide, "times": times, "median": median, "client": client, "text": "\n".join(lines)}
+    return {"wide": wide, "times": times, "median": median, "client": client, "cpu": cpu,
+            "text": "\n".join(lines)}
 
 
 def main(argv: list[str]) -> int:

@@ -1,7 +1,7 @@
 // MathJax 3 (mathjax-full, pinned in package-lock.json) typesetting TeX into
 // CHTML at build time, for _ext/mathjax_prerender.py: one process for the whole
 // build, one JSON request a line on stdin, one JSON answer a line on stdout.
-//   {"op": "init", "macros": {...}}          -> {"ok": true}
+//   {"op": "init", "macros": {...}, "scale": 1.2}  -> {"ok": true}
 //   {"op": "tex", "tex": "x^2", "display": b} -> {"html": "<mjx-container ...>"} or {"error": "..."}
 //   {"op": "css", "fontURL": "woff-v2"}       -> {"css": "..."}  (every character of the
 //                                               TeX fonts: one stylesheet for every page)
@@ -24,8 +24,10 @@ const PACKAGES = AllPackages.filter((p) => !["noerrors", "noundefined"].includes
 
 let doc = null;
 let output = null;
+let scale = 1;
 
-function init(macros) {
+function init(macros, size) {
+  scale = size || 1;
   const tex = new TeX({
     packages: PACKAGES,
     macros: macros || {},
@@ -38,14 +40,15 @@ function init(macros) {
 function answer(request) {
   switch (request.op) {
     case "init":
-      init(request.macros);
+      init(request.macros, request.scale);
       return {ok: true};
     case "tex": {
       try {
         // em, ex and the container's width as MathJax's page script measures them
-        // for the theme's 16 px text (a width only matters for percentages)
+        // for the theme's 16 px text (a width only matters for percentages); the
+        // scale is the formula's font size against the text's
         const node = doc.convert(request.tex, {display: !!request.display, em: 16, ex: 8,
-                                               containerWidth: 80 * 16});
+                                               containerWidth: 80 * 16, scale: scale});
         return {html: adaptor.outerHTML(node)};
       } catch (error) {
         return {error: String(error && error.message ? error.message : error)};
