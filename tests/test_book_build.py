@@ -120,17 +120,23 @@ def test_display_equations_fit_a_phone(browser_check):
 
 @needs_chromium
 def test_pages_open_fast(browser_check):
-    """Issue 33 item 10: no formula is left for the reader's browser to typeset
-    (the robust bound: it does not depend on how busy the machine is), and each
-    page's time from navigation to typeset maths, in the page's own timeline, is
-    printed with the median and the slowest pages (pytest -s shows them)."""
+    """Issue 33 item 10: no formula is left for a MathJax in the reader's
+    browser (the maths is typeset at build time, _ext/mathjax_prerender.py), and
+    every page's time from navigation to typeset maths is measured and printed
+    with the median and the slowest pages (pytest -s shows them): the CPU time
+    of Chromium's renderer processes (its own count, scripts/check_site.py
+    ``renderer_time``, which hardly grows when other jobs share the cores, as
+    the page's clock does under `make test`) and the page's own timeline.  The
+    issue's bound (2 s a page, median 1 s) is not asserted: the longest pages
+    (the errata, the API) still take more (see the issue's closing note)."""
     from check_site import speed_and_width
 
     proc, report = browser_check
     summary = speed_and_width(report)
     print(summary["text"])
     assert summary["client"] and not any(summary["client"].values()), summary["client"]
-    assert len(summary["times"]) == len(summary["client"])
+    assert len(summary["cpu"]) == len(summary["client"]) == len(summary["times"])
+    assert all(s > 0 for s in summary["cpu"].values()), summary["cpu"]
 
 
 BAD_PAGES = {
