@@ -12,13 +12,15 @@ provides:
   two-stage pipeline (:func:`two_stage_pipeline`) and the hybrid of the two
   (:func:`hybrid_pipeline`), with the authors' budget schedule
   (:func:`standard_schedule`) and the budget a step spends (:func:`step_rho`);
-* :func:`run_pipeline` runs a pipeline on data, :func:`simulate_pipeline` on many
+* :func:`run_pipeline` runs a pipeline on data (:func:`coinpress_mean` is CoinPress's
+  estimator, :func:`coinpress_pipeline` run on the caller's whitened rows), :func:`simulate_pipeline` on many
   simulated data sets at once (in blocks), and :func:`pipeline_error` gives its
   semi-exact error;
 * :func:`private_variances` -- a private estimate of the diagonal of the covariance
   (CoinPress's covariance iteration restricted to the diagonal), for unknown sigma.
 
-CoinPress itself is :mod:`egmlib.coinpress`; the zCDP accounting of a composition of
+CoinPress's schedule and tail bound are in :mod:`egmlib.coinpress` (which imports
+nothing from this module); the zCDP accounting of a composition of
 Gaussian mechanisms is in :mod:`egmlib.privacy`.  Memory: rows are processed in
 blocks of about 16 MB; a simulated data set is held whole only while
 ``reps * n * d`` stays below about 64 MB of float64 per block of replicates.
@@ -44,7 +46,7 @@ from egmlib._validation import (
 from egmlib.coinpress import coinpress_schedule, tail_bound
 from egmlib.gchi2 import isf as _gchi2_isf
 from egmlib.gchi2 import sf as _gchi2_sf
-from egmlib.optimal import clipping_error, optimal_scaling
+from egmlib.optimal import box_half_width, clipping_error, optimal_scaling
 from egmlib.scaling import clip_radius, gaussian_data_scaling
 
 __all__ = [
@@ -55,6 +57,7 @@ __all__ = [
     "two_stage_pipeline",
     "hybrid_pipeline",
     "run_pipeline",
+    "coinpress_mean",
     "PipelineErrors",
     "simulate_pipeline",
     "pipeline_error",
@@ -348,8 +351,6 @@ def two_stage_pipeline(
     >>> print([s.kind for s in pipeline], round(sum(s.rho for s in pipeline), 12))
     ['box', 'ball'] 0.5
     """
-    from egmlib.optimal import box_half_width
-
     sig = _sig(sigmas)
     nn = _count("n", n, 2)
     r = check_positive("radius", radius)
@@ -521,6 +522,81 @@ def run_pipeline(X: ArrayLike, center: ArrayLike, pipeline: tuple[Step, ...], *,
     for step in steps:
         cur = _apply(step, X3, cur, rng)
     return cur[0]
+
+
+@overflow_guard
+def coinpress_mean(
+    X: ArrayLike, center: ArrayLike, radius: float, rhos: ArrayLike, *, rng: np.random.Generator
+) -> NDArray[np.float64]:
+    """CoinPress's private mean of rows with identity covariance (the caller whitens).
+
+    Parameters
+    ----------
+    X : array_like, shape (n, d)
+        The data, ``n >= 2`` finite rows, assumed ``N(mu, I_d)``.
+    center : array_like, shape (d,)
+        Public centre ``c`` of the prior ball.
+    radius : float
+        Public prior radius ``> 0``: ``||mu - c|| <= radius``.
+    rhos : array_like
+        zCDP budget of each iteration, each ``> 0``; the output is
+        ``sum(rhos)``-zCDP (with respect to replacing one row).
+    rng : numpy.random.Generator
+        Source of the noise (keyword-only).
+
+    Returns
+    -------
+    numpy.ndarray, shape (d,)
+        The private estimate of ``mu``.
+
+    Raises
+    ------
+    ValueError
+        On non-finite data, shapes that do not match, or invalid budgets.
+    TypeError
+        If ``rng`` is not a ``numpy.random.Generator``.
+
+    Notes
+    -----
+    A reimplementation (not a copy) of ``multivariate_mean_iterative`` in the
+    authors' repository (twistedcubic/coin-press, ``algos.py``): each iteration
+    clips every row to the ball ``B(c, T)``, releases the mean of the clipped rows
+    plus ``N(0, s^2 I)`` and shrinks the ball (:func:`egmlib.coinpress.coinpress_schedule`).  Its
+    constants are the code's, which are practical choices rather than the
+    constants of the paper's analysis (the paper's pseudo-code carries a failure
+    probability ``beta`` through its tail bounds):
+
+    * the tail bound is Laurent-Massart's with ``beta = 0.01`` fixed, and the
+      threshold is ``min(sqrt(r^2 + 6r + g^2), r + g)``: the code's comment says
+      the constant 3 stands in for ``sqrt(log(2/beta))``;
+    * the new radius is ``g sqrt(1/n + s^2)``.
+
+    It departs from the code in one respect: the code clips the rows *in place*,
+    so that later iterations see rows already clipped by earlier ones (and the
+    caller's array is modified); here every iteration clips the original rows, as
+    in the pseudo-code, and ``X`` is never modified.  Rows are processed in blocks.
+
+    References
+    ----------
+    biswas2020
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(1)
+    >>> X = rng.standard_normal((2000, 5)) + 3.0
+    >>> est = coinpress_mean(X, np.zeros(5), 20.0, [0.1, 0.4], rng=rng)
+    >>> print(np.round(est, 2))
+    [2.95 2.99 2.96 2.99 3.04]
+    """
+    data = _data(X)
+    n, d = data.shape
+    c = check_array("center", center)
+    if c.shape != (d,):
+        raise ValueError(f"center must have shape ({d},) to match X, got {c.shape}")
+    check_rng("rng", rng)
+    # the iteration is the pipeline of coinpress_pipeline with sigma = 1
+    steps = coinpress_pipeline(np.ones(d), n, radius, rhos)
+    return run_pipeline(data, c, steps, rng=rng)
 
 
 @dataclass(frozen=True)
