@@ -741,58 +741,14 @@ PLAN_BETA_GRID = (0.001, 0.01, 0.1, 0.3, 0.6, 0.9)
 ORACLE34_REPS = 40           # pilot replicates per grid point (CPU budget)
 
 
-def coinpress_exact_pipeline(sigmas, n: int, radius: float, rhos) -> tuple:
-    """CoinPress on whitened data with the exact 0.99 quantile of a row's norm,
-    ``g = sqrt(chi2_d isf(0.01))``, in place of Laurent-Massart's bound in every step
-    (threshold ``min(sqrt(r^2 + 6 r + g^2), r + g)``, next radius ``g sqrt(1/n + s^2)``)."""
-    from scipy.stats import chi2 as _chi2
-
-    from egmlib.pipelines import Step
-
-    sig = np.asarray(sigmas, dtype=float)
-    g = math.sqrt(float(_chi2.isf(0.01, sig.size)))
-    r, steps = float(radius), []
-    for p in np.asarray(rhos, dtype=float):
-        t = min(math.sqrt(r * r + 6.0 * r + g * g), r + g)
-        s = (2.0 * t / n) / math.sqrt(2.0 * p)
-        steps.append(Step("ball", 1.0 / sig, np.asarray(t), np.full(sig.size, s), float(p)))
-        r = math.sqrt(1.0 / n + s * s) * g
-    return tuple(steps)
-
-
-def hybrid_cpr_pipeline(sigmas, n: int, radius: float, rhos) -> tuple:
-    """The hybrid started from CoinPress's prior radius, measured in units of the row
-    norm's exact 0.99 quantile: ``r0 = g (R / min sigma) / g_white``, ``g`` the
-    hybrid's quantile (weights ``w``), ``g_white = sqrt(chi2_d isf(0.01))``."""
-    from scipy.stats import chi2 as _chi2
-
-    from egmlib.gchi2 import isf as _isf
-    from egmlib.pipelines import Step, _ball_step, _final_step
-    from egmlib.scaling import gaussian_data_scaling
-
-    sig = np.asarray(sigmas, dtype=float)
-    rh = np.asarray(rhos, dtype=float)
-    b = gaussian_data_scaling(sig)
-    w = (b * sig) ** 2
-    g = math.sqrt(float(_isf(0.01, w)))
-    spread = math.sqrt(float(w.max()))
-    rad = g * (radius / float(sig.min())) / math.sqrt(float(_chi2.isf(0.01, sig.size)))
-    steps = []
-    for p in rh[:-1]:
-        t = min(math.sqrt(rad * rad + 6.0 * rad * spread + g * g), rad + g)
-        step = _ball_step(b, t, n, p)
-        steps.append(step)
-        rad = math.sqrt(float(_isf(0.01, w / n + step.noise_sd**2)))
-    steps.append(_final_step(sig, n, steps[-1], float(rh[-1]), "lemma", None))
-    return tuple(steps)
-
-
 def contest34_pipeline(method: str, sig: np.ndarray, n: int, R: float, rho: float, t: int):
     """The two ablation pipelines at ``t`` steps."""
+    from egmlib.pipelines import coinpress_exact_pipeline
+
     if method == "coinpress_exact":
         return coinpress_exact_pipeline(sig, n, R / float(sig.min()), standard_schedule(rho, t))
     if method == "hybrid_cpr":
-        return hybrid_cpr_pipeline(sig, n, R, standard_schedule(rho, t))
+        return hybrid_pipeline(sig, n, R, standard_schedule(rho, t), start="coinpress")
     raise ValueError(method)
 
 
