@@ -59,6 +59,24 @@ session 8: `contest resume` (every method, 45 CPU-s user, 55 s wall), then `cont
 (100, 1, 1e3) from session 7, the other six cells in session 8 (`nice -n 5 ...
 unknown_fine resume`: 326 CPU-s, 866 s wall at load 7-11; most of it in the two cells
 with n d = 1e6).
+
+Issue 34 (each part prints its wall and CPU time; measured with /usr/bin/time -v, user +
+system CPU, one process at nice 10 on the shared 2-core machine at load 7-12):
+.venv/bin/python scripts/state_of_the_art.py ablation | d1000 | oracle34 | unknown_pilot
+* ablation -> contest_ablation.csv: coinpress_exact (egmlib.pipelines.coinpress_exact_pipeline)
+  and hybrid_cpr (hybrid_pipeline(..., start="coinpress")) on the eleven contest cells, the
+  contest's replicate counts, seeds key + [30 + k]: 33.5 CPU-s (81 s wall);
+* unknown_pilot -> unknown_pilot.csv: the share of method 6 chosen on an independent pilot
+  (seeds [SEED, 11, ...], U_PILOT_REPS = 40 replicates per cell, 20 where n d > 1e5, the 14
+  shares of U_SHARES): 81.2 CPU-s (300 s wall);
+* d1000 -> contest_d1000.csv: the cell (1, 10, 1000, 1, 1e4), every method at its authors'
+  rule (methods 1-5 with contest_cell's seeds, the ablation pipelines, PLAN and PLAN-NOSCALE
+  with contest_plan_cell's), D1000_REPS replicates: 122.4 CPU-s (1012 s wall at load 9-18);
+* oracle34 -> contest_oracle34.csv and contest_pilot34.csv: HLY's rank margin and PLAN's beta
+  chosen by the oracle pilot (ORACLE34_REPS replicates per grid point, seed key + [99]), then
+  the cell's replicate count: 207.9 CPU-s (26 min wall at load 12-18) for the first nine
+  cells of CONTEST_CELLS; stopped (CPU budget) while running PLAN in the tenth, so the two
+  cells at d = 100 have no tuned HLY or PLAN (the chapter says so).
 """
 
 from __future__ import annotations
@@ -723,14 +741,15 @@ def arena_a_setting(experiment: str, d: int, rho: float, alpha: float, runs: int
 # Seeds: key + [30 + k], k the index in NEW34_METHODS (contest cells' keys).
 NEW34_METHODS = ("coinpress_exact", "hybrid_cpr", "hly_p", "plan_p")
 # The d = 1000 contest cell (n = 1e4, alpha = 1): every method at its authors' rule;
-# 20 replicates.  (A first run at 100 was stopped after its first method, plain: 47
+# 10 replicates.  (A first run at 100 was stopped after its first method, plain: 47
 # CPU-s, relative s.e. 0.5%, so 100 replicates for all ten methods would have taken
-# about 20 CPU-minutes; the count was cut to 20 for every method before any other
-# method ran, on CPU alone.  A pipeline's error at d = 1000 sums 1000 coordinates,
+# about 20 CPU-minutes; timing one replicate of HLY (2.1 CPU-s) and PLAN (4.0 CPU-s)
+# then cut the count to 10 for every method before any other method ran, on CPU
+# alone.  A pipeline's error at d = 1000 sums 1000 coordinates,
 # so its relative sd per replicate is small; the chapter states the s.e. reached and
 # the smallest ratio it could detect.)
 D1000_CELL = (1.0, 10.0, 1000, 1.0, 10000)
-D1000_REPS = 20
+D1000_REPS = 10
 D1000_METHODS = ("plain", "alg3", "coinpress", "hybrid", "hybrid_opt", "hly")
 # The oracle arm for HLY and PLAN: HLY's rank margin z (in count sd) and PLAN's beta
 # (which sets its clipping quantile 1 - k) chosen by the SAME pilot rule as the "_p"
