@@ -125,9 +125,15 @@ def enclosing_sections(root: Path = ROOT) -> dict[str, tuple[str, str | None]]:
     return found
 
 
+# The classes of errata/README.md in the order of the errata page: wrong results first.
+CLASS_ORDER = ("wrong-result", "wrong-pseudo-code", "numerical-inaccuracy", "wrong-proof-step",
+               "unstated-hypothesis", "notation-typo")
+
+
 def errata_entries(root: Path = ROOT) -> list[dict]:
-    """The entries of errata/*.yml in the order of the errata page: chapter in
-    the table of contents, then the cell of the entry's target."""
+    """The entries of errata/*.yml in the order of the errata page: class (in
+    CLASS_ORDER), then chapter in the table of contents, then the cell of the
+    entry's target."""
     docs = toc_docs(root)
     labels = book_labels(root)
     entries = []
@@ -135,7 +141,8 @@ def errata_entries(root: Path = ROOT) -> list[dict]:
         for entry in yaml.safe_load(path.read_text()):
             chapter = entry["chapter"].removesuffix(".ipynb")
             cell = labels.get(entry["label"], ("", "", -1))[2]
-            entries.append({**entry, "order": (docs.index(chapter), cell)})
+            rank = CLASS_ORDER.index(entry["class"])
+            entries.append({**entry, "order": (rank, docs.index(chapter), cell)})
     entries.sort(key=lambda e: e["order"])
     return entries
 

@@ -133,7 +133,7 @@ def test_errata_numbers_match_the_errata_page():
     stored = "".join("".join(o["data"].get("application/papermill.record/text/markdown", ""))
                      for c in nb["cells"] if c["cell_type"] == "code"
                      for o in c.get("outputs", []) if "errata_list" in json.dumps(o.get("metadata", {})))
-    targets = re.findall(r"^1\. \((erratum-[A-Za-z0-9-]+)\)=", stored, re.M)
+    targets = re.findall(r"^\d+\. \((erratum-[A-Za-z0-9-]+)\)=", stored, re.M)
     assert targets == [sm.erratum_target(e["label"]) for e in sm.errata_entries()], \
         "chapters/errata.ipynb is stale: re-execute it"
 
