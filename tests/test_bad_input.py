@@ -110,7 +110,7 @@ VALID: dict[str, tuple[tuple[object, ...], dict[str, object]]] = {
     "optimal.two_stage_error": call(SIG3, 1000.0, 0.3, epsilon=1.0, delta=1e-6, public_range=10.0),
     # privacy
     "privacy.classic_sigma": call(0.5, 1e-5, 1.0),
-    "privacy.gaussian_delta": call([1.0, 2.0], 1.0, 1.0),
+    "privacy.gaussian_delta": call(1.0, sigma=[1.0, 2.0], sensitivity=1.0),
     "privacy.analytic_sigma": call(1.0, 1e-6, 1.0),
     # report (the printed form of numbers; glue_number needs myst-nb)
     "report.format_number": call(1.5e-6, 3),
@@ -138,9 +138,9 @@ VALID: dict[str, tuple[tuple[object, ...], dict[str, object]]] = {
     "coinpress.coinpress_schedule": call(200, 3, 10.0, [0.1, 0.3]),
     "pipelines.coinpress_mean": call(X3, [0.0, 0.0, 0.0], 10.0, [0.1, 0.3], rng=np.random.default_rng(1)),
     # privacy: zCDP accounting
-    "privacy.rho_for": call(1.0, 1e-6),
-    "privacy.zcdp_delta": call(0.5, 1.0),
-    "privacy.zcdp_to_epsilon_delta": call(0.5, 1e-6),
+    "privacy.gaussian_rho": call(1.0, 1e-6),
+    "privacy.gaussian_zcdp_delta": call(0.5, epsilon=1.0),
+    "privacy.gaussian_zcdp_epsilon": call(0.5, delta=1e-6),
     "privacy.zcdp_epsilon_bound": call(0.5, 1e-6),
     "privacy.zcdp_epsilon_cks": call(0.5, 1e-6),
     "privacy.rho_for_cks": call(1.0, 1e-6),
