@@ -67,7 +67,6 @@ from fractions import Fraction
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
-from scipy import optimize
 from scipy.special import erfc, erfcx, log_ndtr, ndtr
 
 from egmlib._validation import check_array, check_positive, check_probability, check_real, overflow_guard, warn_caller
@@ -886,6 +885,8 @@ def gaussian_zcdp_epsilon(rho: float, *, delta: float) -> float:
     def excess(log_eps: float) -> float:
         return math.log(_delta_up(s, math.exp(log_eps))) - log_dl
 
+    from scipy import optimize
+
     eps = math.exp(optimize.brentq(excess, math.log(lo), math.log(hi), xtol=1e-15, rtol=8 * _U))
     return _step_up_until(safe, eps, hi)
 
@@ -1033,6 +1034,8 @@ def zcdp_epsilon_cks(rho: float, delta: float) -> float:
     dl = check_probability("delta", delta)
     L = -math.log(dl)
     s0 = 0.5 * math.log(L / r)
+    from scipy import optimize
+
     res = optimize.minimize_scalar(_cks_objective, bounds=(s0 - 40.0, s0 + 40.0), args=(r, L),
                                    method="bounded", options={"xatol": 1e-12})
     s_best = float(res.x) if _cks_objective(float(res.x), r, L) <= _cks_objective(s0, r, L) else s0
@@ -1108,6 +1111,8 @@ def rho_for_cks(epsilon: float, delta: float) -> float:
         return step_down(low)
     if excess(b) <= 0.0:
         return step_down(high)
+    from scipy import optimize
+
     return step_down(float(math.exp(optimize.brentq(excess, a, b, xtol=1e-15, rtol=8 * _U))))
 
 
