@@ -40,6 +40,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from egmlib._validation import (
+    ragged_error,
     as_float_array,
     overflow_guard,
     check_array,
@@ -194,7 +195,10 @@ class GaussianDataSetup:
 
 def _as_data(value: ArrayLike) -> NDArray:
     """``X`` as a 2-d real array with at least one row, without copying an ndarray."""
-    arr = np.asarray(value)
+    try:
+        arr = np.asarray(value)
+    except ValueError as exc:  # numpy's "inhomogeneous shape": rows of different lengths
+        raise ragged_error("X", value) from exc
     if arr.dtype.kind not in "fiu":
         raise TypeError(f"X must be an array of real numbers, got dtype {arr.dtype}")
     if arr.ndim != 2:

@@ -334,3 +334,55 @@ def test_bad_input_battery(key: str) -> None:
         if problem is not None:
             failures.append(f"{param} = {label}: {problem}")
     assert not failures, f"{key}: {len(failures)} bad inputs slipped through:\n  " + "\n  ".join(failures)
+
+
+# ---------------------------------------------------------------------------
+# ragged input: rows (or entries) of different lengths get a ValueError that names
+# the parameter and says "ragged" (issue 32 item 7), not numpy's "inhomogeneous
+# shape" nor a complaint about the type
+# ---------------------------------------------------------------------------
+def _ragged_cases() -> list[tuple[str, str]]:
+    out = []
+    for key in FUNCTIONS:
+        # symbolic takes SymPy input; hly's Y must already be a float64 ndarray (a list is a TypeError naming Y)
+        if key not in VALID or key == "report.glue_number" or key.startswith("symbolic."):
+            continue
+        args, kwargs = VALID[key]
+        bound = inspect.signature(PUBLIC[key]).bind(*args, **kwargs)
+        for param, value in bound.arguments.items():
+            if key.startswith("hly.") and param == "Y":
+                continue
+            if isinstance(value, (list, np.ndarray)) and np.ndim(value) in (1, 2) and np.size(value) >= 2:
+                out.append((key, param))
+    return out
+
+
+def _make_ragged(value: object) -> list:
+    rows = np.asarray(value).tolist()
+    if np.ndim(value) == 2:
+        return rows[:-1] + [rows[-1][:-1]]        # last row one entry short
+    return [[rows[0], rows[0]]] + rows[1:]          # first entry a pair
+
+
+RAGGED = _ragged_cases()
+
+
+def test_ragged_cases_cover_the_issue():
+    names = {(k.split(".")[1], p) for k, p in RAGGED}
+    for pair in [("gaussian_data_mechanism", "X"), ("elliptical_gaussian_mechanism", "X"), ("clipped_sum", "X"),
+                 ("gaussian_mechanism", "value"), ("egm_scaling", "sensitivities"), ("clip_radius", "sigmas"),
+                 ("optimal_scaling", "sigmas")]:
+        assert pair in names, pair
+
+
+@pytest.mark.parametrize("key, param", RAGGED)
+def test_ragged_input_is_named(key: str, param: str) -> None:
+    func = PUBLIC[key]
+    args, kwargs = VALID[key]
+    bound = inspect.signature(func).bind(*args, **kwargs)
+    bound.apply_defaults()
+    bound.arguments[param] = _make_ragged(bound.arguments[param])
+    with pytest.raises(ValueError, match=rf"{re.escape(param)} is ragged"):
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            func(*bound.args, **bound.kwargs)
