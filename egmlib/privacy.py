@@ -372,7 +372,7 @@ def gaussian_delta(
     arguments by keyword.  ``sigma`` is keyword-only: it and ``epsilon`` are both
     positive numbers, and swapping them gives a wrong ``delta`` without an error.
     The old positional form ``gaussian_delta(sigma, epsilon[, sensitivity])`` still
-    works for one release and emits a :class:`DeprecationWarning`.
+    works for one release and emits a ``DeprecationWarning``.
 
     Parameters
     ----------
