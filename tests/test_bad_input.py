@@ -115,6 +115,7 @@ VALID: dict[str, tuple[tuple[object, ...], dict[str, object]]] = {
     # report (the printed form of numbers; glue_number needs myst-nb)
     "report.format_number": call(1.5e-6, 3),
     "report.glue_number": call("x", 1.5e-6, 3),
+    "report.markdown_table": call(["a", "b"], [["1", "2"]]),
     # scaling
     "scaling.egm_scaling": call(SIG3),
     "scaling.egm_error": call(SIG3, 5.0),
