@@ -969,8 +969,9 @@ def sf(c: ArrayLike, weights: ArrayLike) -> float | NDArray[np.float64]:
     singularity (all lie on the real axis) lies between the two paths, and
     exp(-s c) decays like exp(-a c y^2) along it.  By conjugate symmetry
 
-    .. math:: P = \\frac{1}{\\pi}\\int_0^\\infty
-              \\mathrm{Re}\\Big[\\frac{e^{K(s)-sc}}{s}\\,(1 - 2 i a y)\\Big]\\,dy .
+    .. math:: P &= \\frac{1}{\\pi}\\int_0^\\infty
+              \\mathrm{Re}\\Big[\\frac{e^{K(s)-sc}}{s} \\\\
+              &\\qquad \\times (1 - 2 i a y)\\Big]\\,dy .
 
     s0 is the saddle point of K(s) - s c - log|s| on the side of 0 that gives
     the *smaller* tail (s0 > 0 if c >= E Q, else s0 < 0 and P(Q > c) = 1 - P(Q <= c)),
@@ -1004,8 +1005,8 @@ def sf(c: ArrayLike, weights: ArrayLike) -> float | NDArray[np.float64]:
     w_j Z_j^2, m the sum of the dropped weights, and A the kept part, which
     contains the largest weight: A = Z_1^2 + B with B >= 0 independent of Z_1.  Then for every c and every t in (2 m, 1/2]
 
-    .. math:: 0 \\le P(Q > c) - P(A > c) \\le 2.6\\sqrt{t}\\,P(A > c)
-              + e^{-(t - 2m)/(4\\tau)} .
+    .. math:: 0 &\\le P(Q > c) - P(A > c) \\\\
+              &\\le 2.6\\sqrt{t}\\,P(A > c) + e^{-(t - 2m)/(4\\tau)} .
 
     Proof: P(Q > c) - P(A > c) = P(A <= c < A + R) <= P(c - t < A <= c) + P(R > t).
     Chernoff with lambda = 1/(4 tau) (so 2 lambda w_j <= 1/2 and
@@ -1258,8 +1259,8 @@ def isf_gradient(p: float, weights: ArrayLike) -> tuple[float, NDArray[np.float6
     K(s) = -1/2 sum_j log(1 - 2 w_j s), dK/dw_j = s / (1 - 2 w_j s), so
 
     .. math:: \\frac{\\partial P}{\\partial w_j}
-              = \\frac{1}{2\\pi i}\\int \\frac{e^{K(s) - s c}}{1 - 2 w_j s}\\,ds ,
-              \\qquad f(c) = \\frac{1}{2\\pi i}\\int e^{K(s) - s c}\\,ds ,
+              &= \\frac{1}{2\\pi i}\\int \\frac{e^{K(s) - s c}}{1 - 2 w_j s}\\,ds , \\\\
+              f(c) &= \\frac{1}{2\\pi i}\\int e^{K(s) - s c}\\,ds ,
 
     on the contour of :func:`egmlib.gchi2.sf` (either side of 0: neither integrand has a
     pole there).  The first integral is the density at c of

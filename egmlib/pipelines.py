@@ -8,7 +8,8 @@ public quantities (``n``, ``d``, the prior radius, the budgets, and sigma), neve
 the data.  (The word "plan" is kept for PLAN, :mod:`egmlib.plan`.)  This module
 provides:
 
-* builders: CoinPress on whitened data (:func:`coinpress_pipeline`), the study's
+* builders: CoinPress on whitened data (:func:`coinpress_pipeline`; with exact
+  quantiles, an ablation: :func:`coinpress_exact_pipeline`), the study's
   two-stage pipeline (:func:`two_stage_pipeline`) and the hybrid of the two
   (:func:`hybrid_pipeline`), with the authors' budget schedule
   (:func:`standard_schedule`) and the budget a step spends (:func:`step_rho`);
@@ -54,6 +55,7 @@ __all__ = [
     "step_rho",
     "standard_schedule",
     "coinpress_pipeline",
+    "coinpress_exact_pipeline",
     "two_stage_pipeline",
     "hybrid_pipeline",
     "run_pipeline",
@@ -264,6 +266,61 @@ def coinpress_pipeline(sigmas: ArrayLike, n: int, radius: float, rhos: ArrayLike
     return tuple(_ball_step(a, t, nn, p) for t, p in zip(sched.thresholds, rh))
 
 
+@overflow_guard
+def coinpress_exact_pipeline(sigmas: ArrayLike, n: int, radius: float, rhos: ArrayLike) -> tuple[Step, ...]:
+    """CoinPress on whitened data with exact quantiles (an ablation of method 3).
+
+    As :func:`coinpress_pipeline`, with one change in every step: the tail radius is
+    the exact ``0.99`` quantile of a whitened row's norm, ``g = sqrt(chi2_d isf(0.01))``,
+    in place of Laurent and Massart's bound (:func:`egmlib.coinpress.tail_bound`).  The
+    threshold keeps the authors' form ``min(sqrt(r^2 + 6 r + g^2), r + g)`` and the
+    next radius is ``g sqrt(1/n + s^2)``.  It isolates what exact quantiles buy
+    CoinPress, one of the three ways in which :func:`hybrid_pipeline` differs from it.
+
+    Parameters
+    ----------
+    sigmas : array_like, shape (d,)
+        Known standard deviations, each ``> 0``.
+    n : int
+        Number of rows, ``>= 2``.
+    radius : float
+        Prior radius ``> 0`` of the mean *in whitened coordinates*.
+    rhos : array_like
+        zCDP budget per iteration.
+
+    Returns
+    -------
+    tuple of Step
+        Ball steps with scaling ``1 / sigma``.
+
+    Raises
+    ------
+    ValueError
+        On any invalid argument.
+
+    Examples
+    --------
+    >>> pipeline = coinpress_exact_pipeline(np.ones(50), 1000, 10 * 50 ** 0.5, [0.125, 0.375])
+    >>> print(round(float(pipeline[-1].threshold), 3))
+    9.927
+    """
+    from scipy.stats import chi2
+
+    sig = _sig(sigmas)
+    nn = _count("n", n, 2)
+    r = check_positive("radius", radius)
+    rh = _rhos(rhos)
+    g = math.sqrt(float(chi2.isf(_BETA, sig.size)))
+    a = 1.0 / sig
+    steps = []
+    for p in rh:
+        t = min(math.sqrt(r * r + 2.0 * _SQRT_LOG * r + g * g), r + g)
+        step = _ball_step(a, t, nn, float(p))
+        steps.append(step)
+        r = math.sqrt(1.0 / nn + float(step.noise_sd[0]) ** 2) * g
+    return tuple(steps)
+
+
 def _clip(value: object) -> float | None:
     """The ``clip_probability`` keyword: ``None`` (meaning ``1/n``) or a float in (0, 1)."""
     if value is None:
@@ -372,6 +429,7 @@ def hybrid_pipeline(
     *,
     scaling: str = "lemma",
     clip_probability: float | None = None,
+    start: str = "prior",
 ) -> tuple[Step, ...]:
     """CoinPress's centre-finding in the scaled space, ending with Algorithm 3 (method 4).
 
@@ -391,6 +449,12 @@ def hybrid_pipeline(
         (:func:`egmlib.optimal.optimal_scaling`) or none.
     clip_probability : None or float in (0, 1)
         Probability that the final step clips a row, as in :func:`two_stage_pipeline`.
+    start : {"prior", "coinpress"}
+        First radius of the centre search: ``"prior"`` (default) is the image
+        ``R max(b)`` of the prior ball; ``"coinpress"`` is CoinPress's whitened prior
+        radius ``R / min(sigma)`` in units of the row norm's 0.99 quantile,
+        ``g (R / min sigma) / sqrt(chi2_d isf(0.01))`` (an ablation: it isolates what
+        the smaller image of the prior buys the hybrid).
 
     Returns
     -------
@@ -427,11 +491,18 @@ def hybrid_pipeline(
         raise ValueError(f"rhos must have at least 2 entries (centre steps and a final step), got {rh.size}")
     scaling = _scaling(scaling)
     clip = _clip(clip_probability)
+    if not isinstance(start, str) or start not in ("prior", "coinpress"):
+        raise ValueError(f"start must be 'prior' or 'coinpress', got {start!r}")
     b = gaussian_data_scaling(sig)
     w = (b * sig) ** 2
     g = math.sqrt(float(_gchi2_isf(_BETA, w)))
     spread = math.sqrt(float(w.max()))
-    rad = r * float(b.max())
+    if start == "prior":
+        rad = r * float(b.max())
+    else:
+        from scipy.stats import chi2
+
+        rad = g * (r / float(sig.min())) / math.sqrt(float(chi2.isf(_BETA, sig.size)))
     steps: list[Step] = []
     for p in rh[:-1]:
         t = min(math.sqrt(rad * rad + 2.0 * _SQRT_LOG * rad * spread + g * g), rad + g)

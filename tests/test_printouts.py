@@ -184,8 +184,10 @@ def test_split_streams_are_merged() -> None:
 
 # ---------------------------------------------------------------- the chapters
 
-# state_of_the_art is converted under issue 34 (branch contest): until it lands there, its
-# case is an expected failure; strict, so that the conversion must remove this mark.
+# state_of_the_art is converted under issue 34: branch contest converted every output
+# outside the section "PLAN's own benchmark" (1 left, cell c110, arena A's mean errors);
+# branch plan converts that section. Until it lands the case is an expected failure;
+# strict, so that the conversion must remove this mark.
 _PENDING = {"state_of_the_art"}
 
 
