@@ -789,7 +789,7 @@ def contest34_cell(eps: float, R: float, d: int, alpha: float, n: int, methods=N
     ia = ALPHAS.index(alpha)
     iR = (0.1, 10.0, 1000.0).index(R)
     sig = zipf_sigmas(d, alpha)
-    rho = rho_for(eps, DELTA)
+    rho = gaussian_rho(eps, DELTA)
     reps = contest_reps(n, d) if reps is None else reps
     key = [SEED, 7, int(round(1000 * eps)), iR, d, ia, n]
     mu = true_mean(d, R, np.random.default_rng(key))
@@ -853,7 +853,7 @@ U_PILOT_REPS = 40
 def unknown_pilot_rows() -> list[dict]:
     rows = []
     R = 10.0
-    rho = rho_for(1.0, DELTA)
+    rho = gaussian_rho(1.0, DELTA)
     for d, alpha, n in U_CELLS:
         sig = zipf_sigmas(d, alpha)
         reps = U_PILOT_REPS if n * d <= 10**5 else U_PILOT_REPS // 2
