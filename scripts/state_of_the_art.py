@@ -100,7 +100,7 @@ from egmlib.pipelines import (
     two_stage_pipeline,
 )
 from egmlib.plan import plan_mean
-from egmlib.privacy import rho_for
+from egmlib.privacy import gaussian_rho
 from egmlib.hly import (clipped_mean, hly_mean, padded_dimension, private_quantiles, random_signs, rotate, rotate_back,
                         simulate_hly)
 from egmlib.zipf import zipf_sigmas
@@ -167,7 +167,7 @@ def true_mean(d: int, R: float, rng: np.random.Generator) -> np.ndarray:
 def formulas() -> list[dict]:
     rows = []
     for eps, R in SETTINGS:
-        rho = rho_for(eps, DELTA)
+        rho = gaussian_rho(eps, DELTA)
         for d in DS:
             for alpha in ALPHAS:
                 sig = zipf_sigmas(d, alpha)
@@ -207,7 +207,7 @@ def simulate_cell(d: int, ia: int, n: int, im: int, param: float) -> dict:
     """
     alpha, method, R = ALPHAS[ia], METHODS[im], 10.0
     sig = zipf_sigmas(d, alpha)
-    rho = rho_for(1.0, DELTA)
+    rho = gaussian_rho(1.0, DELTA)
     pipeline = make_pipeline(method, sig, n, R, rho, param)
     mu = true_mean(d, R, np.random.default_rng([SEED, 3, d, ia, n, im]))
     cap = int(min(SIM_MAX_REPS, max(SIM_MIN_REPS, SIM_MAX_WORK / (n * d * len(pipeline)))))
@@ -238,7 +238,7 @@ def simulate_hly_cell(d: int, ia: int, n: int) -> dict:
     """
     alpha, R = ALPHAS[ia], 10.0
     sig = zipf_sigmas(d, alpha)
-    rho = rho_for(1.0, DELTA)
+    rho = gaussian_rho(1.0, DELTA)
     mu = true_mean(d, R, np.random.default_rng([SEED, 5, d, ia, n]))
     cap = int(min(HLY_MAX_REPS, max(SIM_MIN_REPS, HLY_MAX_WORK / (n * padded_dimension(d)))))
     parts, k = [], 0
@@ -275,7 +275,7 @@ def unknown_sigma_cell(d: int, alpha: float, n: int, share: float) -> dict:
     """
     R = 10.0
     sig = zipf_sigmas(d, alpha)
-    rho = rho_for(1.0, DELTA)
+    rho = gaussian_rho(1.0, DELTA)
     errors, ratios, k = [], [], 0
     while True:
         rng = np.random.default_rng([SEED, 2, d, ALPHAS.index(alpha), n, int(round(1000 * share)), k])
@@ -510,7 +510,7 @@ def contest_cell(eps: float, R: float, d: int, alpha: float, n: int, methods=CON
     ia = ALPHAS.index(alpha)
     iR = (0.1, 10.0, 1000.0).index(R)
     sig = zipf_sigmas(d, alpha)
-    rho = rho_for(eps, DELTA)
+    rho = gaussian_rho(eps, DELTA)
     reps = contest_reps(n, d)
     key = [SEED, 7, int(round(1000 * eps)), iR, d, ia, n]
     mu = true_mean(d, R, np.random.default_rng(key))
@@ -566,7 +566,7 @@ def unknown_fine_errs(d: int, alpha: float, n: int, first: int, stop: int) -> np
     be computed in pieces)."""
     R = 10.0
     sig = zipf_sigmas(d, alpha)
-    rho = rho_for(1.0, DELTA)
+    rho = gaussian_rho(1.0, DELTA)
     ia = ALPHAS.index(alpha)
     errs = np.empty((len(U_SHARES) + 1, stop - first))
     for col, i in enumerate(range(first, stop)):
@@ -629,7 +629,7 @@ def contest_plan_cell(eps: float, R: float, d: int, alpha: float, n: int) -> lis
     ia = ALPHAS.index(alpha)
     iR = (0.1, 10.0, 1000.0).index(R)
     sig = zipf_sigmas(d, alpha)
-    rho = rho_for(eps, DELTA)
+    rho = gaussian_rho(eps, DELTA)
     reps = contest_reps(n, d)
     key = [SEED, 7, int(round(1000 * eps)), iR, d, ia, n]
     mu = true_mean(d, R, np.random.default_rng(key))
@@ -789,7 +789,7 @@ def contest34_cell(eps: float, R: float, d: int, alpha: float, n: int, methods=N
     ia = ALPHAS.index(alpha)
     iR = (0.1, 10.0, 1000.0).index(R)
     sig = zipf_sigmas(d, alpha)
-    rho = rho_for(eps, DELTA)
+    rho = gaussian_rho(eps, DELTA)
     reps = contest_reps(n, d) if reps is None else reps
     key = [SEED, 7, int(round(1000 * eps)), iR, d, ia, n]
     mu = true_mean(d, R, np.random.default_rng(key))
@@ -853,7 +853,7 @@ U_PILOT_REPS = 40
 def unknown_pilot_rows() -> list[dict]:
     rows = []
     R = 10.0
-    rho = rho_for(1.0, DELTA)
+    rho = gaussian_rho(1.0, DELTA)
     for d, alpha, n in U_CELLS:
         sig = zipf_sigmas(d, alpha)
         reps = U_PILOT_REPS if n * d <= 10**5 else U_PILOT_REPS // 2
