@@ -56,6 +56,8 @@ with continuation marks (the chapters' printed tables reach 100 characters).
 
 from __future__ import annotations
 
+import re
+
 from docutils import nodes
 from sphinx import addnodes
 from sphinx.transforms.post_transforms import SphinxPostTransform
@@ -180,6 +182,12 @@ FIRST_LINES = 8     # lines of a longer one printed, with a line saying what is 
 DEFAULT_PROMPT = "{type}"  # myst-nb's own button texts ("Show code cell {type}") hold it
 
 
+def pdf_prompt(prompt: str) -> str:
+    """A fold's button text as the PDF prints it: no website control ("Show the code:
+    one run of ..." becomes "Code: one run of ..."; "Check: ..." stays)."""
+    return re.sub(r"^Show (?:the )?(\w)", lambda m: m.group(1).upper(), prompt)
+
+
 def _folded_note(text: str) -> nodes.paragraph:
     para = nodes.paragraph("", "", classes=["egm-folded-note"])
     para += nodes.emphasis(text, text)
@@ -277,7 +285,7 @@ class PdfHiddenCells(SphinxPostTransform):
                 if element == "cell_code_source" and mode in ("all", "input", "input+output"):
                     prompt = str(cell.get("prompt_show") or "")
                     if prompt and DEFAULT_PROMPT not in prompt:
-                        cell.replace(child, _folded_note(prompt))
+                        cell.replace(child, _folded_note(pdf_prompt(prompt)))
                     else:
                         cell.remove(child)
                 elif element == "cell_code_output" and mode in ("all", "output", "input+output"):
