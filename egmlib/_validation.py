@@ -146,6 +146,19 @@ def check_array(
     return arr
 
 
+def check_scaling(sigmas: NDArray[np.float64], scaling: object) -> NDArray[np.float64]:
+    """A scaling vector matching ``sigmas``: entries in (0, inf], inf only where sigma is 0."""
+    b = as_float_array("scaling", scaling)
+    if b.shape != sigmas.shape:
+        raise ValueError(f"scaling must have the shape of sigmas {sigmas.shape}, got {b.shape}")
+    bad = np.isnan(b) | ~(b > 0)
+    if np.any(bad):
+        raise ValueError(f"scaling must be in (0, inf] everywhere, got {float(b[bad][0])!r}")
+    if np.any(np.isinf(b) & (sigmas > 0)):
+        raise ValueError("scaling may be inf only where sigmas is 0 (a constant coordinate)")
+    return b
+
+
 def check_rng(name: str, rng: object) -> np.random.Generator:
     """``rng`` must be a ``numpy.random.Generator`` (no global random state)."""
     if not isinstance(rng, np.random.Generator):

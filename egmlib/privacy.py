@@ -345,8 +345,8 @@ def gaussian_delta(
 
     .. math::
 
-        \delta(s) = \Phi\Big(\frac{1}{2s} - \varepsilon s\Big)
-            - e^{\varepsilon}\,\Phi\Big(-\frac{1}{2s} - \varepsilon s\Big).
+        \delta(s) &= \Phi\Big(\frac{1}{2s} - \varepsilon s\Big) \\
+            &\quad - e^{\varepsilon}\,\Phi\Big(-\frac{1}{2s} - \varepsilon s\Big).
 
     It is evaluated without cancellation or overflow, as the module docstring
     describes: relative error below ``2.5e-15`` against mpmath for

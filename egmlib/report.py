@@ -1,7 +1,9 @@
 """Numbers for people: how the book prints a number in its prose.
 
-One rule for every chapter (:func:`format_number`), and one call that formats a
-number and glues it for the text (:func:`glue_number`, needs myst-nb):
+One rule for every chapter (:func:`format_number`), one call that formats a
+number and glues it for the text (:func:`glue_number`, needs myst-nb), and a
+table for results (:func:`markdown_table`: MyST Markdown, which the book renders
+as a real table on the site and in the PDF, not as a monospace printout):
 
 * integers with thousands separators: ``10,000``;
 * other numbers with a stated precision, either ``digits`` significant digits or
@@ -22,7 +24,7 @@ import numpy as np
 
 from egmlib._validation import check_int, check_real
 
-__all__ = ["format_number", "glue_number"]
+__all__ = ["format_number", "glue_number", "markdown_table"]
 
 _SUPERSCRIPT = str.maketrans("0123456789-", "⁰¹²³⁴⁵⁶⁷⁸⁹⁻")
 _MINUS = "\u2212"
@@ -146,3 +148,82 @@ def glue_number(
 
     glue(name, text, display=False)
     return text
+
+
+def _cell_text(name: str, cell: object) -> str:
+    if not isinstance(cell, str):
+        raise TypeError(f"{name} must hold text (format numbers with format_number), got {type(cell).__name__}"[:160])
+    if "\n" in cell:
+        raise ValueError(f"{name} must hold one-line text, got {cell!r}"[:160])
+    return cell.strip().replace("|", "\\|") or " "
+
+
+def markdown_table(
+    header: list[str],
+    rows: list[list[str]],
+    *,
+    align: str | None = None,
+    caption: str | None = None,
+    name: str | None = None,
+) -> str:
+    """A result table as MyST Markdown, for ``IPython.display.Markdown``.
+
+    The book parses Markdown outputs as MyST (``nb_render_markdown_format``), so
+    the table is a real one in the HTML and in the PDF.  Cells are text: format
+    numbers with :func:`format_number` first, and put the units and the direction
+    ("lower is better") in the header.
+
+    Parameters
+    ----------
+    header : list of str
+        The column headings, one line each (Markdown and ``$...$`` allowed).
+    rows : list of list of str
+        The rows, each as long as ``header``.
+    align : str, optional
+        One letter per column, ``l``, ``c`` or ``r``; by default the first column
+        left and the others right (numbers).
+    caption : str, optional
+        With a caption the table is numbered (a ``table`` directive).
+    name : str, optional
+        The table's label for ``{numref}``, only with ``caption``.
+
+    Returns
+    -------
+    str
+        The Markdown text.
+
+    Examples
+    --------
+    >>> print(markdown_table(["$d$", "error (lower is better)"], [["10", "0.25"]]))
+    | $d$ | error (lower is better) |
+    |:--|--:|
+    | 10 | 0.25 |
+    """
+    if isinstance(header, str) or not isinstance(header, (list, tuple)) or not header:
+        raise TypeError(f"header must be a non-empty list of column headings, got {type(header).__name__}")
+    heads = [_cell_text("header", h) for h in header]
+    if isinstance(rows, str) or not isinstance(rows, (list, tuple)) or not rows:
+        raise TypeError(f"rows must be a non-empty list of rows, got {type(rows).__name__}")
+    body = []
+    for row in rows:
+        if isinstance(row, str) or not isinstance(row, (list, tuple)):
+            raise TypeError(f"rows must hold lists of cells, got a {type(row).__name__}")
+        if len(row) != len(heads):
+            raise ValueError(f"rows must each have {len(heads)} cells (as header), got {len(row)}")
+        body.append([_cell_text("rows", c) for c in row])
+    if align is None:
+        align = "l" + "r" * (len(heads) - 1)
+    if not isinstance(align, str) or len(align) != len(heads) or set(align) - set("lcr"):
+        raise ValueError(f"align must be one of l, c, r per column ({len(heads)} letters), got {align!r}"[:160])
+    for key, value in (("caption", caption), ("name", name)):
+        if value is not None and (not isinstance(value, str) or "\n" in value or not value.strip()):
+            raise ValueError(f"{key} must be one line of text, got {value!r}"[:160])
+    if name is not None and caption is None:
+        raise ValueError("name needs a caption (a table without a caption has no number)")
+    rule = {"l": ":--", "c": ":-:", "r": "--:"}
+    lines = ["| " + " | ".join(heads) + " |", "|" + "|".join(rule[a] for a in align) + "|"]
+    lines += ["| " + " | ".join(r) + " |" for r in body]
+    if caption is None:
+        return "\n".join(lines)
+    opening = [f":::{{table}} {caption}"] + ([f":name: {name}"] if name else []) + [""]
+    return "\n".join(opening + lines + [":::"])

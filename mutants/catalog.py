@@ -372,7 +372,7 @@ MUTANTS: list[Mutant] = [
            until="c021"),
     Mutant("sota_private_variances_7pct", SOTA, "egmlib.pipelines.private_variances",
            "variance estimates 7% too small", result(replace_field("variances", lambda v: 0.93 * v)),
-           until="c083"),
+           until="c098"),
     # --- PLAN, reproduced -------------------------------------------------------
     Mutant("plan_quantiles_10pct", PLAN, "egmlib.plan.exponential_quantiles",
            "every PrivQuantile 10% too large (in experiment A: the clipping radius)",

@@ -78,3 +78,36 @@ def test_bad_input_names_the_parameter(kwargs: dict, name: str) -> None:
 def test_glue_number_refuses_a_bad_name() -> None:
     with pytest.raises(ValueError, match="name"):
         glue_number("not an identifier", 1.0)
+
+
+# ---------------------------------------------------------------- markdown_table
+
+from egmlib.report import markdown_table  # noqa: E402
+
+
+def test_markdown_table_layout() -> None:
+    text = markdown_table(["$d$", "error (lower is better)"], [["10", "0.25"], ["100", "1.5"]])
+    assert text.splitlines() == ["| $d$ | error (lower is better) |", "|:--|--:|",
+                                 "| 10 | 0.25 |", "| 100 | 1.5 |"]
+
+
+def test_markdown_table_caption_name_align_and_pipes() -> None:
+    text = markdown_table(["a", "b"], [["x|y", "2"]], align="cl", caption="A caption", name="tab-x")
+    assert text.splitlines() == [":::{table} A caption", ":name: tab-x", "", "| a | b |",
+                                 "|:-:|:--|", "| x\\|y | 2 |", ":::"]
+
+
+@pytest.mark.parametrize("header, rows, kwargs, word", [
+    ("ab", [["1"]], {}, "header"),
+    (["a"], [], {}, "rows"),
+    (["a", "b"], [["1"]], {}, "rows"),
+    (["a"], [[1.5]], {}, "rows"),
+    (["a"], [["1\n2"]], {}, "rows"),
+    (["a"], [["1"]], {"align": "x"}, "align"),
+    (["a"], [["1"]], {"align": "lr"}, "align"),
+    (["a"], [["1"]], {"name": "t"}, "name"),
+    (["a"], [["1"]], {"caption": "two\nlines"}, "caption"),
+])
+def test_markdown_table_refuses_bad_input(header, rows, kwargs, word) -> None:
+    with pytest.raises((TypeError, ValueError), match=word):
+        markdown_table(header, rows, **kwargs)

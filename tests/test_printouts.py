@@ -1,0 +1,202 @@
+"""No visible output is a table printed as text (issue 33 item 2).
+
+A reader counted 29 visible outputs that were tables set in monospace ("Ho CP A3",
+"/best 1-4"): results whose columns only the code explained.  Results are real
+tables (``egmlib.report.markdown_table``, rendered by MyST on the site and in the
+PDF) or figures.  This test reads the stored outputs of every chapter (no
+execution, so it costs well under a second) and counts, per chapter, the code cells
+whose visible text output is a table printed as text.
+
+The heuristic (:func:`is_text_table`):
+
+* the text of a cell is what a reader sees in monospace, on the site or in the PDF:
+  its stream outputs, merged as the book merges them (``nb_merge_streams``), and the
+  ``text/plain`` of a result that has no form the LaTeX builder renders (Markdown,
+  LaTeX or an image).  A Markdown table's ``text/plain`` is never shown; an HTML-only
+  result (a pandas DataFrame or Styler) is a table on the site, but myst-nb's LaTeX
+  builder does not render ``text/html`` and prints its ``text/plain`` in the PDF,
+  so it counts;
+* a cell tagged ``remove-output``, ``hide-output``, ``remove-cell`` or ``hide-cell``
+  shows no output until the reader asks for it, and is not counted;
+* the text is a table when it has a block of 3 or more consecutive lines that
+  either
+
+  - each have 2 or more column gaps (a run of two or more spaces inside the line),
+    with at least one column boundary (where a gap starts: right-aligned columns, or
+    ends: left-aligned ones) at the same position in the 3 lines (columns that line
+    up), or
+  - are the rows of a printed 2-D numpy array (``[[ 0.54 -0.5 ]`` and the
+    ``[ ... ]`` rows after it), or
+  - are labelled numpy rows, a label then ``[...]`` opening at the same column
+    (a transposed table).
+
+Ordinary prints are not flagged: a one-line ``Check: ... ✓``, a sentence with
+numbers, or two lines that line up.  On the stored notebooks of commit b0a1764
+(before this test) the heuristic counted 36 cells (:data:`BEFORE`): state_of_the_art
+10, simulation 7, elliptical_perturbations 7, zipf_experiments 5, gaussian_data 2,
+and one each in alternative_mechanisms, clipping_tradeoff, differential_privacy,
+gaussian_mechanism and private_centre: the reader's count of 29 (issue 33), less
+one of state_of_the_art's that it does not flag, plus eight the reader did not
+list.  Zipf's fifth, a transposed table of labelled numpy rows
+(``n_pow:           [1 2 3 4 5 6]``), is the third rule's.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+CHAPTERS = sorted((ROOT / "chapters").glob("*.ipynb"))
+HIDDEN = {"remove-output", "hide-output", "remove-cell", "hide-cell"}
+# what myst-nb's LaTeX builder renders before text/plain (myst_nb.core.render)
+RICH = ("text/markdown", "text/latex", "application/pdf", "image/png", "image/jpeg")
+GAP = re.compile(r"(?<=\S) {2,}(?=\S)")
+ARRAY_ROW = re.compile(r"^\s*\[{1,2}[-+\s\d.e,]+\]{1,2}\s*$")
+LABELLED_ROW = re.compile(r"^\S[^\[]*?\s(\[)[-+\s\d.e,]+\]$")
+
+# commit b0a1764, per chapter, as counted by this module (the report of issue 33)
+BEFORE = {"state_of_the_art": 10, "simulation": 7, "elliptical_perturbations": 7,
+          "zipf_experiments": 5, "gaussian_data": 2, "alternative_mechanisms": 1,
+          "clipping_tradeoff": 1, "differential_privacy": 1, "gaussian_mechanism": 1,
+          "private_centre": 1}
+
+
+def visible_text(cell: dict) -> str:
+    """The monospace text a reader sees under a code cell ('' if none)."""
+    if cell["cell_type"] != "code" or HIDDEN & set(cell.get("metadata", {}).get("tags", [])):
+        return ""
+    parts = []
+    for out in cell.get("outputs", []):
+        if out["output_type"] == "stream":
+            parts.append("".join(out["text"]))
+        elif out["output_type"] in ("execute_result", "display_data"):
+            data = out.get("data", {})
+            if not any(kind in data for kind in RICH):
+                parts.append("".join(data.get("text/plain", "")))
+    return "".join(parts)
+
+
+def _gap_ends(line: str) -> set[tuple[str, int]]:
+    """Where the columns of a line end (right-aligned) and start (left-aligned)."""
+    found = set()
+    for m in GAP.finditer(line):
+        found |= {("end", m.start()), ("start", m.end())}
+    return found
+
+
+def is_text_table(text: str) -> bool:
+    """Whether ``text`` holds 3+ consecutive lines whose columns line up (see above)."""
+    lines = [line.rstrip() for line in text.splitlines()]
+    for i in range(len(lines) - 2):
+        block = lines[i:i + 3]
+        ends = [_gap_ends(line) for line in block]
+        if all(len(e) >= 4 for e in ends) and set.intersection(*ends):
+            return True
+        if block[0].lstrip().startswith("[[") and all(ARRAY_ROW.match(x) for x in block):
+            return True
+        opens = {LABELLED_ROW.match(x).start(1) if LABELLED_ROW.match(x) else -1 for x in block}
+        if len(opens) == 1 and opens.pop() > 0:
+            return True
+    return False
+
+
+def text_tables(path: Path) -> list[str]:
+    """The ids of the cells of a notebook whose visible output is a text table."""
+    cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
+    return [c.get("id", "?") for c in cells if is_text_table(visible_text(c))]
+
+
+# ---------------------------------------------------------------- the heuristic
+
+TABLE = """\
+       n  largest |x|  median of the maximum  sqrt(2 ln n)
+     100        2.117                  2.701         3.035
+   1,000        3.401                  3.392         3.717
+"""
+GRID = """\
+            alpha = 0.1   | alpha = 0.5   | alpha = 1.0   | alpha = 2.0
+  d =   10:  Ho  CP  CP   |  Ho  Ho  CP   |  Ho  Ho  Ho   |  Ho  Ho  A3
+  d =  100:  Ho  CP  CP   |  Ho  Ho  Ho   |  Ho  Ho  Ho   |  Ho  Ho  Ho
+"""
+MATRIX = """\
+z-scores (rows t = 1..4):
+ [[ 0.54 -0.5  -0.16]
+ [ 0.79 -0.35  0.27]
+ [-0.37 -1.37  0.28]]
+"""
+ORDINARY = [
+    "Check: the clipped sum moves by at most 2C ✓\n",
+    "true epsilon 0.2500, printed form 0.0625\n",
+    "rho: usual bound 0.0175 < Canonne-Kamath-Steinke 0.0244 < exact 0.0280\n"
+    "exact / CKS 1.15, exact / usual bound 1.60\n",
+    "Var |eta|^2 = 2 sum_j s_j^4 = 2 (2 C sigma_opt)^4 S^2 sum_j sigma_j^2\n" * 3,
+    "weights [0.996 0.004]: above C^2 0.99020 (target 0.99010), z = +0.62\n"
+    "weights [0.9919 0.    ]: above C^2 0.99037 (target 0.99010), z = +1.77\n",
+    "a  b  c\n1  2  3\n",  # two lines: not yet a table
+    "sigma: [0.438  0.219  0.146  0.1095 0.0876]\n",
+    "d =   10: alpha = 0  -> [1. 1.] (as printed: [0.1 0.1])\n"
+    "          alpha = 60 -> [10. 10.] (as printed: [1. 1.])\n"
+    "d =  100: alpha = 0  -> [1. 1.] (as printed: [0.01 0.01])\n",
+]
+LABELLED = """\
+n_pow:            [1 2 3 4 5 6]
+original ratio:   [ 7.8125 12.5    17.1875 15.2893 13.3333 15.8967]
+exact ratio:      [ 8.8099 12.4376 14.3234 15.4173 16.1232 16.6144]
+"""
+
+
+@pytest.mark.parametrize("text", [TABLE, GRID, MATRIX, LABELLED],
+                         ids=["columns", "winners", "matrix", "labelled-rows"])
+def test_heuristic_flags_text_tables(text: str) -> None:
+    assert is_text_table(text)
+
+
+@pytest.mark.parametrize("text", ORDINARY)
+def test_heuristic_passes_ordinary_prints(text: str) -> None:
+    assert not is_text_table(text)
+
+
+def test_hidden_and_rich_outputs_are_not_seen() -> None:
+    stream = {"output_type": "stream", "name": "stdout", "text": TABLE}
+    shown = {"cell_type": "code", "metadata": {}, "outputs": [stream]}
+    assert is_text_table(visible_text(shown))
+    for tag in sorted(HIDDEN):
+        assert visible_text({**shown, "metadata": {"tags": [tag]}}) == ""
+    markdown = {"output_type": "display_data",
+                "data": {"text/markdown": "| a |\n|--|\n| 1 |", "text/plain": TABLE}}
+    assert visible_text({**shown, "outputs": [markdown]}) == ""
+    html_only = {"output_type": "execute_result",
+                 "data": {"text/html": "<table></table>", "text/plain": TABLE}}
+    assert is_text_table(visible_text({**shown, "outputs": [html_only]})), \
+        "the PDF prints an HTML-only table's text/plain"
+
+
+def test_split_streams_are_merged() -> None:
+    """nbclient may split one print loop into several stream outputs."""
+    halves = [{"output_type": "stream", "name": "stdout", "text": line + "\n"}
+              for line in TABLE.splitlines()]
+    assert is_text_table(visible_text({"cell_type": "code", "metadata": {}, "outputs": halves}))
+
+
+# ---------------------------------------------------------------- the chapters
+
+# state_of_the_art is converted under issue 34: branch contest converted every output
+# outside the section "PLAN's own benchmark" (1 left, cell c110, arena A's mean errors);
+# branch plan converts that section. Until it lands the case is an expected failure;
+# strict, so that the conversion must remove this mark.
+_PENDING = {"state_of_the_art"}
+
+
+@pytest.mark.parametrize("path", [
+    pytest.param(p, marks=pytest.mark.xfail(strict=True, reason="text tables until issue 34's conversion lands"))
+    if p.stem in _PENDING else p for p in CHAPTERS], ids=[p.stem for p in CHAPTERS])
+def test_no_visible_output_is_a_text_table(path: Path) -> None:
+    """0 in every chapter; state_of_the_art (converted under issue 34) is its own case."""
+    found = text_tables(path)
+    assert not found, (f"{path.stem}: {len(found)} visible outputs are tables printed as "
+                       f"text (cells {', '.join(found)}; {BEFORE.get(path.stem, 0)} at "
+                       "b0a1764): show them with egmlib.report.markdown_table or a figure")
