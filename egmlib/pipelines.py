@@ -8,17 +8,20 @@ public quantities (``n``, ``d``, the prior radius, the budgets, and sigma), neve
 the data.  (The word "plan" is kept for PLAN, :mod:`egmlib.plan`.)  This module
 provides:
 
-* builders: CoinPress on whitened data (:func:`coinpress_pipeline`), the study's
+* builders: CoinPress on whitened data (:func:`coinpress_pipeline`; with exact
+  quantiles, an ablation: :func:`coinpress_exact_pipeline`), the study's
   two-stage pipeline (:func:`two_stage_pipeline`) and the hybrid of the two
   (:func:`hybrid_pipeline`), with the authors' budget schedule
   (:func:`standard_schedule`) and the budget a step spends (:func:`step_rho`);
-* :func:`run_pipeline` runs a pipeline on data, :func:`simulate_pipeline` on many
+* :func:`run_pipeline` runs a pipeline on data (:func:`coinpress_mean` is CoinPress's
+  estimator, :func:`coinpress_pipeline` run on the caller's whitened rows), :func:`simulate_pipeline` on many
   simulated data sets at once (in blocks), and :func:`pipeline_error` gives its
   semi-exact error;
 * :func:`private_variances` -- a private estimate of the diagonal of the covariance
   (CoinPress's covariance iteration restricted to the diagonal), for unknown sigma.
 
-CoinPress itself is :mod:`egmlib.coinpress`; the zCDP accounting of a composition of
+CoinPress's schedule and tail bound are in :mod:`egmlib.coinpress` (which imports
+nothing from this module); the zCDP accounting of a composition of
 Gaussian mechanisms is in :mod:`egmlib.privacy`.  Memory: rows are processed in
 blocks of about 16 MB; a simulated data set is held whole only while
 ``reps * n * d`` stays below about 64 MB of float64 per block of replicates.
@@ -44,7 +47,7 @@ from egmlib._validation import (
 from egmlib.coinpress import coinpress_schedule, tail_bound
 from egmlib.gchi2 import isf as _gchi2_isf
 from egmlib.gchi2 import sf as _gchi2_sf
-from egmlib.optimal import clipping_error, optimal_scaling
+from egmlib.optimal import box_half_width, clipping_error, optimal_scaling
 from egmlib.scaling import clip_radius, gaussian_data_scaling
 
 __all__ = [
@@ -52,9 +55,11 @@ __all__ = [
     "step_rho",
     "standard_schedule",
     "coinpress_pipeline",
+    "coinpress_exact_pipeline",
     "two_stage_pipeline",
     "hybrid_pipeline",
     "run_pipeline",
+    "coinpress_mean",
     "PipelineErrors",
     "simulate_pipeline",
     "pipeline_error",
@@ -261,6 +266,61 @@ def coinpress_pipeline(sigmas: ArrayLike, n: int, radius: float, rhos: ArrayLike
     return tuple(_ball_step(a, t, nn, p) for t, p in zip(sched.thresholds, rh))
 
 
+@overflow_guard
+def coinpress_exact_pipeline(sigmas: ArrayLike, n: int, radius: float, rhos: ArrayLike) -> tuple[Step, ...]:
+    """CoinPress on whitened data with exact quantiles (an ablation of method 3).
+
+    As :func:`coinpress_pipeline`, with one change in every step: the tail radius is
+    the exact ``0.99`` quantile of a whitened row's norm, ``g = sqrt(chi2_d isf(0.01))``,
+    in place of Laurent and Massart's bound (:func:`egmlib.coinpress.tail_bound`).  The
+    threshold keeps the authors' form ``min(sqrt(r^2 + 6 r + g^2), r + g)`` and the
+    next radius is ``g sqrt(1/n + s^2)``.  It isolates what exact quantiles buy
+    CoinPress, one of the three ways in which :func:`hybrid_pipeline` differs from it.
+
+    Parameters
+    ----------
+    sigmas : array_like, shape (d,)
+        Known standard deviations, each ``> 0``.
+    n : int
+        Number of rows, ``>= 2``.
+    radius : float
+        Prior radius ``> 0`` of the mean *in whitened coordinates*.
+    rhos : array_like
+        zCDP budget per iteration.
+
+    Returns
+    -------
+    tuple of Step
+        Ball steps with scaling ``1 / sigma``.
+
+    Raises
+    ------
+    ValueError
+        On any invalid argument.
+
+    Examples
+    --------
+    >>> pipeline = coinpress_exact_pipeline(np.ones(50), 1000, 10 * 50 ** 0.5, [0.125, 0.375])
+    >>> print(round(float(pipeline[-1].threshold), 3))
+    9.927
+    """
+    from scipy.stats import chi2
+
+    sig = _sig(sigmas)
+    nn = _count("n", n, 2)
+    r = check_positive("radius", radius)
+    rh = _rhos(rhos)
+    g = math.sqrt(float(chi2.isf(_BETA, sig.size)))
+    a = 1.0 / sig
+    steps = []
+    for p in rh:
+        t = min(math.sqrt(r * r + 2.0 * _SQRT_LOG * r + g * g), r + g)
+        step = _ball_step(a, t, nn, float(p))
+        steps.append(step)
+        r = math.sqrt(1.0 / nn + float(step.noise_sd[0]) ** 2) * g
+    return tuple(steps)
+
+
 def _clip(value: object) -> float | None:
     """The ``clip_probability`` keyword: ``None`` (meaning ``1/n``) or a float in (0, 1)."""
     if value is None:
@@ -348,8 +408,6 @@ def two_stage_pipeline(
     >>> print([s.kind for s in pipeline], round(sum(s.rho for s in pipeline), 12))
     ['box', 'ball'] 0.5
     """
-    from egmlib.optimal import box_half_width
-
     sig = _sig(sigmas)
     nn = _count("n", n, 2)
     r = check_positive("radius", radius)
@@ -371,6 +429,7 @@ def hybrid_pipeline(
     *,
     scaling: str = "lemma",
     clip_probability: float | None = None,
+    start: str = "prior",
 ) -> tuple[Step, ...]:
     """CoinPress's centre-finding in the scaled space, ending with Algorithm 3 (method 4).
 
@@ -390,6 +449,12 @@ def hybrid_pipeline(
         (:func:`egmlib.optimal.optimal_scaling`) or none.
     clip_probability : None or float in (0, 1)
         Probability that the final step clips a row, as in :func:`two_stage_pipeline`.
+    start : {"prior", "coinpress"}
+        First radius of the centre search: ``"prior"`` (default) is the image
+        ``R max(b)`` of the prior ball; ``"coinpress"`` is CoinPress's whitened prior
+        radius ``R / min(sigma)`` in units of the row norm's 0.99 quantile,
+        ``g (R / min sigma) / sqrt(chi2_d isf(0.01))`` (an ablation: it isolates what
+        the smaller image of the prior buys the hybrid).
 
     Returns
     -------
@@ -426,11 +491,18 @@ def hybrid_pipeline(
         raise ValueError(f"rhos must have at least 2 entries (centre steps and a final step), got {rh.size}")
     scaling = _scaling(scaling)
     clip = _clip(clip_probability)
+    if not isinstance(start, str) or start not in ("prior", "coinpress"):
+        raise ValueError(f"start must be 'prior' or 'coinpress', got {start!r}")
     b = gaussian_data_scaling(sig)
     w = (b * sig) ** 2
     g = math.sqrt(float(_gchi2_isf(_BETA, w)))
     spread = math.sqrt(float(w.max()))
-    rad = r * float(b.max())
+    if start == "prior":
+        rad = r * float(b.max())
+    else:
+        from scipy.stats import chi2
+
+        rad = g * (r / float(sig.min())) / math.sqrt(float(chi2.isf(_BETA, sig.size)))
     steps: list[Step] = []
     for p in rh[:-1]:
         t = min(math.sqrt(rad * rad + 2.0 * _SQRT_LOG * rad * spread + g * g), rad + g)
@@ -521,6 +593,81 @@ def run_pipeline(X: ArrayLike, center: ArrayLike, pipeline: tuple[Step, ...], *,
     for step in steps:
         cur = _apply(step, X3, cur, rng)
     return cur[0]
+
+
+@overflow_guard
+def coinpress_mean(
+    X: ArrayLike, center: ArrayLike, radius: float, rhos: ArrayLike, *, rng: np.random.Generator
+) -> NDArray[np.float64]:
+    """CoinPress's private mean of rows with identity covariance (the caller whitens).
+
+    Parameters
+    ----------
+    X : array_like, shape (n, d)
+        The data, ``n >= 2`` finite rows, assumed ``N(mu, I_d)``.
+    center : array_like, shape (d,)
+        Public centre ``c`` of the prior ball.
+    radius : float
+        Public prior radius ``> 0``: ``||mu - c|| <= radius``.
+    rhos : array_like
+        zCDP budget of each iteration, each ``> 0``; the output is
+        ``sum(rhos)``-zCDP (with respect to replacing one row).
+    rng : numpy.random.Generator
+        Source of the noise (keyword-only).
+
+    Returns
+    -------
+    numpy.ndarray, shape (d,)
+        The private estimate of ``mu``.
+
+    Raises
+    ------
+    ValueError
+        On non-finite data, shapes that do not match, or invalid budgets.
+    TypeError
+        If ``rng`` is not a ``numpy.random.Generator``.
+
+    Notes
+    -----
+    A reimplementation (not a copy) of ``multivariate_mean_iterative`` in the
+    authors' repository (twistedcubic/coin-press, ``algos.py``): each iteration
+    clips every row to the ball ``B(c, T)``, releases the mean of the clipped rows
+    plus ``N(0, s^2 I)`` and shrinks the ball (:func:`egmlib.coinpress.coinpress_schedule`).  Its
+    constants are the code's, which are practical choices rather than the
+    constants of the paper's analysis (the paper's pseudo-code carries a failure
+    probability ``beta`` through its tail bounds):
+
+    * the tail bound is Laurent-Massart's with ``beta = 0.01`` fixed, and the
+      threshold is ``min(sqrt(r^2 + 6r + g^2), r + g)``: the code's comment says
+      the constant 3 stands in for ``sqrt(log(2/beta))``;
+    * the new radius is ``g sqrt(1/n + s^2)``.
+
+    It departs from the code in one respect: the code clips the rows *in place*,
+    so that later iterations see rows already clipped by earlier ones (and the
+    caller's array is modified); here every iteration clips the original rows, as
+    in the pseudo-code, and ``X`` is never modified.  Rows are processed in blocks.
+
+    References
+    ----------
+    biswas2020
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(1)
+    >>> X = rng.standard_normal((2000, 5)) + 3.0
+    >>> est = coinpress_mean(X, np.zeros(5), 20.0, [0.1, 0.4], rng=rng)
+    >>> print(np.round(est, 2))
+    [2.95 2.99 2.96 2.99 3.04]
+    """
+    data = _data(X)
+    n, d = data.shape
+    c = check_array("center", center)
+    if c.shape != (d,):
+        raise ValueError(f"center must have shape ({d},) to match X, got {c.shape}")
+    check_rng("rng", rng)
+    # the iteration is the pipeline of coinpress_pipeline with sigma = 1
+    steps = coinpress_pipeline(np.ones(d), n, radius, rhos)
+    return run_pipeline(data, c, steps, rng=rng)
 
 
 @dataclass(frozen=True)

@@ -29,7 +29,7 @@ import math
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from egmlib._validation import as_float_array, check_array, check_positive, overflow_guard
+from egmlib._validation import as_float_array, check_array, check_positive, check_scaling, overflow_guard
 from egmlib.gchi2 import isf
 
 __all__ = [
@@ -47,19 +47,6 @@ def _nonnegative_with_positive(name: str, value: ArrayLike) -> NDArray[np.float6
     if not np.any(arr > 0):
         raise ValueError(f"{name} must have at least one entry > 0, got all zeros")
     return arr
-
-
-def _check_scaling(sigmas: NDArray[np.float64], scaling: ArrayLike) -> NDArray[np.float64]:
-    """A scaling vector matching ``sigmas``: entries in (0, inf], inf only where sigma is 0."""
-    b = as_float_array("scaling", scaling)
-    if b.shape != sigmas.shape:
-        raise ValueError(f"scaling must have the shape of sigmas {sigmas.shape}, got {b.shape}")
-    bad = np.isnan(b) | ~(b > 0)
-    if np.any(bad):
-        raise ValueError(f"scaling must be in (0, inf] everywhere, got {float(b[bad][0])!r}")
-    if np.any(np.isinf(b) & (sigmas > 0)):
-        raise ValueError("scaling may be inf only where sigmas is 0 (a constant coordinate)")
-    return b
 
 
 def _scaled_variances(sigmas: NDArray[np.float64], b: NDArray[np.float64]) -> NDArray[np.float64]:
@@ -276,7 +263,7 @@ def clip_radius(sigmas: ArrayLike, scaling: ArrayLike, p: ArrayLike) -> float | 
     1.96
     """
     sig = _nonnegative_with_positive("sigmas", sigmas)
-    b = _check_scaling(sig, scaling)
+    b = check_scaling(sig, scaling)
     pp = _check_p(p)
     return _as_output(np.sqrt(_radius2(_scaled_variances(sig, b), pp)))
 
@@ -329,7 +316,7 @@ def noise_error(
     205.563 285.211 1.3875
     """
     sig = _nonnegative_with_positive("sigmas", sigmas)
-    b = _check_scaling(sig, scaling)
+    b = check_scaling(sig, scaling)
     pp = _check_p(p)
     s = check_positive("sigma_opt", sigma_opt)
     c2 = _radius2(_scaled_variances(sig, b), pp)

@@ -17,6 +17,12 @@ formulas again, which is most of a load's cost.  It fails on
     that scrolls with no visible cue (shadow or scrollbar), or one that its
     number covers; an inline formula wider than its paragraph that does not
     scroll in a box of its own.
+It also lists, at 390 px, every display equation wider than its box (folds
+opened; issue 33 item 1: the book may have at most ``WIDE_EQUATIONS``), and
+measures each page's time from navigation to typeset maths in the page's own
+timeline (``TIMING``), and how many formulas the page leaves to a MathJax in the
+browser (none: the maths is typeset at build time, _ext/mathjax_prerender.py);
+the last lines of its output say both, with the slowest pages (issue 33 item 10).
 ``--json FILE`` writes the verdict of every page and width.
 
 With ``--screenshots DIR`` (``make screenshots``, a review tool, not a test),
@@ -41,6 +47,7 @@ import os
 import re
 import select
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -128,7 +135,7 @@ class _DevTools:
         ``wait_event``, also wait until that event of the page has come."""
         self.next_id += 1
         message = {"id": self.next_id, "method": method, "params": params}
-        if self.session and not method.startswith("Target."):
+        if self.session and not method.startswith(("Target.", "SystemInfo.")):
             message["sessionId"] = self.session
         os.write(self._send, json.dumps(message).encode() + b"\0")
         result, seen = None, wait_event is None
@@ -170,6 +177,26 @@ SETTLE = ("(window.MathJax && MathJax.startup && MathJax.startup.promise"
           " ? MathJax.startup.promise : Promise.resolve())"
           ".then(() => document.fonts.ready)"
           ".then(() => new Promise(r => setTimeout(r, {ms}))).then(() => true)")
+
+# Issue 33 item 10: from navigation to typeset maths, in the page's own
+# timeline (performance.now() counts from the navigation's start): the moment
+# the load event has come, MathJax (if the page still loads it) has typeset
+# every formula, and the fonts are in.  Installed in every new document before
+# its own scripts run (Page.addScriptToEvaluateOnNewDocument).
+TIMING = """window.__egmTypeset = null;
+addEventListener('load', () => {
+  const mj = window.MathJax;
+  const typeset = mj && mj.startup && mj.startup.promise ? mj.startup.promise : Promise.resolve();
+  typeset.then(() => document.fonts.ready)
+    .then(() => { window.__egmTypeset = Math.round(performance.now()); });
+});"""
+
+# Formulas left for the reader's browser to typeset: a MathJax script on the
+# page, or TeX between MathJax's delimiters in the HTML as served.
+CLIENT_TYPESET = """(() => {
+  const scripts = [...document.scripts].filter(s => /mathjax/i.test(s.src || '')).length;
+  return scripts ? document.querySelectorAll('.math').length : 0;
+})()"""
 
 # The document's width against the window's, and the outermost elements that
 # stick out of the window (not those inside a box that scrolls or clips them).
@@ -288,6 +315,44 @@ INLINE = """(() => {
 })()"""
 
 
+# Issue 33 item 1: every display equation that needs sideways scrolling, with
+# the room it has (the box that scrolls it, or the page), by its label (the
+# equation's anchor) or its first characters; the book may have at most
+# WIDE_EQUATIONS of them at 390 px.  Folds (proofs, solutions, hidden cells) are
+# opened for the count, so that what a reader unfolds counts too, then closed.
+WIDE = """(() => {
+  const opened = [];
+  for (const d of document.querySelectorAll('details:not([open])')) { d.open = true; opened.push(d); }
+  const hidden = [...document.querySelectorAll('.toggle-hidden')];
+  for (const el of hidden) el.classList.remove('toggle-hidden');
+  const view = document.documentElement.clientWidth, wide = [];
+  for (const mjx of document.querySelectorAll('mjx-container[display="true"]')) {
+    const content = mjx.querySelector('mjx-math');
+    if (!content) continue;
+    const c = content.getBoundingClientRect();
+    if (c.width === 0) continue;
+    let box = null;
+    for (let a = mjx; a && a !== document.body; a = a.parentElement) {
+      if (getComputedStyle(a).overflowX !== 'visible') { box = a; break; }
+    }
+    const b = box ? box.getBoundingClientRect() : {left: 0, right: view};
+    if (c.right > b.right + 1 || c.left < b.left - 1) {
+      const d = mjx.closest('div.math'), eqno = d && d.querySelector('.eqno');
+      let label = d && d.id ? '#' + d.id : '';
+      if (eqno) label += ' ' + eqno.textContent.replace(/[#\\s]/g, '');
+      const mml = mjx.querySelector('mjx-assistive-mml');
+      const text = ((mml || mjx).textContent || '').replace(/\\s+/g, ' ').trim().slice(0, 50);
+      wide.push({label: label.trim(), text: text, width: Math.round(c.width),
+                 box: Math.round(b.right - b.left)});
+    }
+  }
+  for (const d of opened) d.open = false;
+  for (const el of hidden) el.classList.add('toggle-hidden');
+  return wide;
+})()"""
+WIDE_EQUATIONS = 10  # at most this many display equations of the book scroll at 390 px
+
+
 def equation_problems(browser: "_DevTools") -> list[str]:
     """What EQUATIONS and INLINE find on the page loaded in ``browser``."""
     return browser.evaluate(EQUATIONS) + browser.evaluate(INLINE)
@@ -318,15 +383,20 @@ def _problem(event: dict) -> str | None:
 def _seen(browser: _DevTools) -> dict:
     """What the page now loaded in ``browser`` shows at the current window size."""
     browser.evaluate(SETTLE.format(ms=300))
+    thread = renderer_time(browser)
     dom = browser.evaluate("document.documentElement.outerHTML")
     overflow = browser.evaluate(OVERFLOW)
     equations = equation_problems(browser)
+    wide = browser.evaluate(WIDE) if browser.evaluate("document.documentElement.clientWidth") < 600 else []
     browser.evaluate("new Promise(r => setTimeout(r, 0)).then(() => true)")  # late messages in
     return {"formulas": dom.count("<mjx-container"), "raw_tex": len(RAW_TEX.findall(dom)),
             "math": bool(MATH.search(dom)),
             "console": [p for p in map(_problem, browser.events) if p],
             "view": overflow["view"], "wide": overflow["wide"], "culprits": overflow["culprits"],
-            "equations": equations}
+            "equations": equations, "wide_equations": wide,
+            # issue 33 item 10: the page's own timeline (TIMING)
+            "typeset_ms": browser.evaluate("window.__egmTypeset || null"), "thread_s": thread,
+            "client_typeset": browser.evaluate(CLIENT_TYPESET)}
 
 
 def set_width(browser: _DevTools, width: int) -> None:
@@ -335,11 +405,26 @@ def set_width(browser: _DevTools, width: int) -> None:
                  deviceScaleFactor=1, mobile=width < 600)
 
 
+def renderer_time(browser: _DevTools) -> float:
+    """CPU seconds that the browser's renderer processes (the pages' main threads,
+    their compositors and rasterisers) have used so far (DevTools'
+    SystemInfo.getProcessInfo): unlike a clock, it hardly grows when other jobs
+    share the machine's cores.  Summed over the renderers alive, so that a page
+    that gets a new process on navigation is counted whole."""
+    info = browser.call("SystemInfo.getProcessInfo")["processInfo"]
+    return sum(p.get("cpuTime", 0.0) for p in info if p.get("type") == "renderer")
+
+
 def check_page(browser: _DevTools, url: str) -> dict:
-    """Load ``url`` once in ``browser`` and return what the page shows."""
+    """Load ``url`` once in ``browser`` and return what the page shows, with
+    ``cpu_s``: the renderers' CPU seconds from navigation to typeset maths
+    (issue 33 item 10; the page's own timeline, ``typeset_ms``, is a clock)."""
     browser.events.clear()
+    before = renderer_time(browser)
     browser.call("Page.navigate", wait_event="Page.loadEventFired", url=url)
-    return _seen(browser)
+    seen = _seen(browser)
+    seen["cpu_s"] = round(seen["thread_s"] - before, 3)
+    return seen
 
 
 # two animation frames: the layout at a new window size is done
@@ -470,6 +555,39 @@ def verdict(result: dict, width: int) -> list[str]:
     return problems
 
 
+def speed_and_width(report: dict) -> dict:
+    """Issue 33 items 1 and 10 over the pages of ``report``: the display
+    equations that scroll at 390 px, and each page's time from navigation to
+    typeset maths (at its load, 390 px), with the median and the slowest pages."""
+    wide, times, client, cpu = [], {}, {}, {}
+    for rel, verdict in report.items():
+        seen = verdict.get("widths", {}).get(str(LOAD_WIDTH))
+        if not seen:
+            continue
+        wide += [dict(page=rel, **w) for w in seen.get("wide_equations", [])]
+        if seen.get("typeset_ms") is not None:
+            times[rel] = seen["typeset_ms"] / 1000
+        client[rel] = seen.get("client_typeset", 0)
+        if seen.get("cpu_s") is not None:
+            cpu[rel] = seen["cpu_s"]
+    ordered = sorted(times.items(), key=lambda kv: -kv[1])
+    median = statistics.median(times.values()) if times else None
+    lines = [f"display equations that scroll at {LOAD_WIDTH} px: {len(wide)}"
+             f" (at most {WIDE_EQUATIONS})"]
+    lines += [f"  {w['page']} {w['label'] or w['text']!r}: {w['width']} px in {w['box']} px"
+              for w in wide]
+    if times:
+        lines.append(f"navigation to typeset maths at {LOAD_WIDTH} px: median {median:.2f} s over "
+                     f"{len(times)} pages; slowest " + ", ".join(f"{r} {s:.2f} s" for r, s in ordered[:5]))
+    if cpu:
+        by_cpu = sorted(cpu.items(), key=lambda kv: -kv[1])
+        lines.append(f"renderer CPU, navigation to typeset maths: median {statistics.median(cpu.values()):.2f} s; "
+                     "slowest " + ", ".join(f"{r} {s:.2f} s" for r, s in by_cpu[:5]))
+    lines.append(f"formulas left to the browser's MathJax: {sum(client.values())}")
+    return {"wide": wide, "times": times, "median": median, "client": client, "cpu": cpu,
+            "text": "\n".join(lines)}
+
+
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("site", nargs="?", type=Path, default=Path("_build/html"))
@@ -501,6 +619,7 @@ def main(argv: list[str]) -> int:
             browsers.append(_DevTools(LOAD_WIDTH))
             for domain in ("Page", "Runtime", "Log"):
                 browsers[-1].call(f"{domain}.enable")
+            browsers[-1].call("Page.addScriptToEvaluateOnNewDocument", source=TIMING)
         server, port = _serve(root)
         failures, report = 0, {}
         try:
@@ -575,6 +694,8 @@ def main(argv: list[str]) -> int:
     finally:
         for browser in browsers:
             browser.close()
+    summary = speed_and_width(report)
+    print(summary["text"])
     if args.json:
         args.json.write_text(json.dumps(report, indent=1))
     print(f"{len(pages)} pages at {' and '.join(map(str, WIDTHS))} px, {failures} failing"

@@ -72,6 +72,24 @@ Issue 34 (PLAN, session 9; CPU measured with /usr/bin/time -v, user + system, un
   10-11 CPU-min for 50 runs, about 50 min wall at this load): `arena_a resume` adds it.
 * `contest_plan_sens` (contest_plan_sens.csv, PLAN at n = 1e3 by relation and centre
   share, 3 cells x 4 variants x 1000 runs): 82 CPU-s (58 user + 24 system), 305 s wall.
+
+Issue 34 (each part prints its wall and CPU time; measured with /usr/bin/time -v, user +
+system CPU, one process at nice 10 on the shared 2-core machine at load 7-12):
+.venv/bin/python scripts/state_of_the_art.py ablation | d1000 | oracle34 | unknown_pilot
+* ablation -> contest_ablation.csv: coinpress_exact (egmlib.pipelines.coinpress_exact_pipeline)
+  and hybrid_cpr (hybrid_pipeline(..., start="coinpress")) on the eleven contest cells, the
+  contest's replicate counts, seeds key + [30 + k]: 33.5 CPU-s (81 s wall);
+* unknown_pilot -> unknown_pilot.csv: the share of method 6 chosen on an independent pilot
+  (seeds [SEED, 11, ...], U_PILOT_REPS = 40 replicates per cell, 20 where n d > 1e5, the 14
+  shares of U_SHARES): 81.2 CPU-s (300 s wall);
+* d1000 -> contest_d1000.csv: the cell (1, 10, 1000, 1, 1e4), every method at its authors'
+  rule (methods 1-5 with contest_cell's seeds, the ablation pipelines, PLAN and PLAN-NOSCALE
+  with contest_plan_cell's), D1000_REPS replicates: 122.4 CPU-s (1012 s wall at load 9-18);
+* oracle34 -> contest_oracle34.csv and contest_pilot34.csv: HLY's rank margin and PLAN's beta
+  chosen by the oracle pilot (ORACLE34_REPS replicates per grid point, seed key + [99]), then
+  the cell's replicate count: 207.9 CPU-s (26 min wall at load 12-18) for the first nine
+  cells of CONTEST_CELLS; stopped (CPU budget) while running PLAN in the tenth, so the two
+  cells at d = 100 have no tuned HLY or PLAN (the chapter says so).
 """
 
 from __future__ import annotations
@@ -95,7 +113,7 @@ from egmlib.pipelines import (
     two_stage_pipeline,
 )
 from egmlib.plan import plan_mean
-from egmlib.privacy import rho_for
+from egmlib.privacy import gaussian_rho
 from egmlib.hly import (clipped_mean, hly_mean, padded_dimension, private_quantiles, random_signs, rotate, rotate_back,
                         simulate_hly)
 from egmlib.zipf import zipf_sigmas
@@ -162,7 +180,7 @@ def true_mean(d: int, R: float, rng: np.random.Generator) -> np.ndarray:
 def formulas() -> list[dict]:
     rows = []
     for eps, R in SETTINGS:
-        rho = rho_for(eps, DELTA)
+        rho = gaussian_rho(eps, DELTA)
         for d in DS:
             for alpha in ALPHAS:
                 sig = zipf_sigmas(d, alpha)
@@ -202,7 +220,7 @@ def simulate_cell(d: int, ia: int, n: int, im: int, param: float) -> dict:
     """
     alpha, method, R = ALPHAS[ia], METHODS[im], 10.0
     sig = zipf_sigmas(d, alpha)
-    rho = rho_for(1.0, DELTA)
+    rho = gaussian_rho(1.0, DELTA)
     pipeline = make_pipeline(method, sig, n, R, rho, param)
     mu = true_mean(d, R, np.random.default_rng([SEED, 3, d, ia, n, im]))
     cap = int(min(SIM_MAX_REPS, max(SIM_MIN_REPS, SIM_MAX_WORK / (n * d * len(pipeline)))))
@@ -233,7 +251,7 @@ def simulate_hly_cell(d: int, ia: int, n: int) -> dict:
     """
     alpha, R = ALPHAS[ia], 10.0
     sig = zipf_sigmas(d, alpha)
-    rho = rho_for(1.0, DELTA)
+    rho = gaussian_rho(1.0, DELTA)
     mu = true_mean(d, R, np.random.default_rng([SEED, 5, d, ia, n]))
     cap = int(min(HLY_MAX_REPS, max(SIM_MIN_REPS, HLY_MAX_WORK / (n * padded_dimension(d)))))
     parts, k = [], 0
@@ -270,7 +288,7 @@ def unknown_sigma_cell(d: int, alpha: float, n: int, share: float) -> dict:
     """
     R = 10.0
     sig = zipf_sigmas(d, alpha)
-    rho = rho_for(1.0, DELTA)
+    rho = gaussian_rho(1.0, DELTA)
     errors, ratios, k = [], [], 0
     while True:
         rng = np.random.default_rng([SEED, 2, d, ALPHAS.index(alpha), n, int(round(1000 * share)), k])
@@ -328,6 +346,8 @@ HLY_BETA = 0.01           # rank margin: P(some round of the norm search moves w
 
 def contest_reps(n: int, d: int) -> int:
     """The fixed replicate count of a cell (chosen before the run, see above)."""
+    if d >= 1000:
+        return D1000_REPS
     return 1000 if n * d <= 10**4 else 400 if n * d <= 10**5 else 200
 
 
@@ -503,7 +523,7 @@ def contest_cell(eps: float, R: float, d: int, alpha: float, n: int, methods=CON
     ia = ALPHAS.index(alpha)
     iR = (0.1, 10.0, 1000.0).index(R)
     sig = zipf_sigmas(d, alpha)
-    rho = rho_for(eps, DELTA)
+    rho = gaussian_rho(eps, DELTA)
     reps = contest_reps(n, d)
     key = [SEED, 7, int(round(1000 * eps)), iR, d, ia, n]
     mu = true_mean(d, R, np.random.default_rng(key))
@@ -559,7 +579,7 @@ def unknown_fine_errs(d: int, alpha: float, n: int, first: int, stop: int) -> np
     be computed in pieces)."""
     R = 10.0
     sig = zipf_sigmas(d, alpha)
-    rho = rho_for(1.0, DELTA)
+    rho = gaussian_rho(1.0, DELTA)
     ia = ALPHAS.index(alpha)
     errs = np.empty((len(U_SHARES) + 1, stop - first))
     for col, i in enumerate(range(first, stop)):
@@ -622,7 +642,7 @@ def contest_plan_cell(eps: float, R: float, d: int, alpha: float, n: int) -> lis
     ia = ALPHAS.index(alpha)
     iR = (0.1, 10.0, 1000.0).index(R)
     sig = zipf_sigmas(d, alpha)
-    rho = rho_for(eps, DELTA)
+    rho = gaussian_rho(eps, DELTA)
     reps = contest_reps(n, d)
     key = [SEED, 7, int(round(1000 * eps)), iR, d, ia, n]
     mu = true_mean(d, R, np.random.default_rng(key))
@@ -660,7 +680,7 @@ def contest_plan_sens_cell(eps: float, R: float, d: int, alpha: float, n: int) -
     ia = ALPHAS.index(alpha)
     iR = (0.1, 10.0, 1000.0).index(R)
     sig = zipf_sigmas(d, alpha)
-    rho = rho_for(eps, DELTA)
+    rho = gaussian_rho(eps, DELTA)
     reps = contest_reps(n, d)
     key = [SEED, 7, int(round(1000 * eps)), iR, d, ia, n]
     mu = true_mean(d, R, np.random.default_rng(key))
@@ -764,6 +784,187 @@ def arena_a_setting(experiment: str, d: int, rho: float, alpha: float, runs: int
     print("arena_a", experiment, d, rho, alpha, " ".join(f"{r['method']} {r['mean']:.4g}" for r in rows),
           flush=True)
     return rows
+
+
+# ==========================================================================
+# Issue 34: the ablation of the hybrid's gain, the d = 1000 cell, the oracle arm for
+# HLY and PLAN, and an out-of-sample pilot for the unknown-sigma share
+# ==========================================================================
+# Two ablation pipelines (egmlib.pipelines.coinpress_exact_pipeline and
+# hybrid_pipeline(..., start="coinpress")) split the hybrid's gain over CoinPress into
+# three parts: coinpress -> coinpress_exact (exact quantiles in place of
+# Laurent-Massart's bound in every step), coinpress_exact -> hybrid_cpr (the scaling:
+# the centre search in the coordinates of Lemma 4.1 and Algorithm 3 as the last step,
+# started from CoinPress's prior radius in units of the row norm's 0.99 quantile) and
+# hybrid_cpr -> hybrid (the prior radius: the hybrid's own image of the prior ball).
+# Each at its step count chosen on the formula (CP_T, HY_T), as the other methods.
+# Seeds: key + [30 + k], k the index in NEW34_METHODS (contest cells' keys).
+NEW34_METHODS = ("coinpress_exact", "hybrid_cpr", "hly_p", "plan_p")
+# The d = 1000 contest cell (n = 1e4, alpha = 1): every method at its authors' rule;
+# 10 replicates.  (A first run at 100 was stopped after its first method, plain: 47
+# CPU-s, relative s.e. 0.5%, so 100 replicates for all ten methods would have taken
+# about 20 CPU-minutes; timing one replicate of HLY (2.1 CPU-s) and PLAN (4.0 CPU-s)
+# then cut the count to 10 for every method before any other method ran, on CPU
+# alone.  A pipeline's error at d = 1000 sums 1000 coordinates,
+# so its relative sd per replicate is small; the chapter states the s.e. reached and
+# the smallest ratio it could detect.)
+D1000_CELL = (1.0, 10.0, 1000, 1.0, 10000)
+D1000_REPS = 10
+D1000_METHODS = ("plain", "alg3", "coinpress", "hybrid", "hybrid_opt", "hly")
+# The oracle arm for HLY and PLAN: HLY's rank margin z (in count sd) and PLAN's beta
+# (which sets its clipping quantile 1 - k) chosen by the SAME pilot rule as the "_p"
+# methods (PILOT_REPS replicates from default_rng(key + [99]), the smallest mean error
+# on the grid, common random numbers), on the contest cells where the method ran.
+HLY_Z_GRID = (0.0, 1.0, 2.0, 3.0, 4.0, 6.0)
+PLAN_BETA_GRID = (0.001, 0.01, 0.1, 0.3, 0.6, 0.9)
+ORACLE34_REPS = 40           # pilot replicates per grid point (CPU budget)
+
+
+def contest34_pipeline(method: str, sig: np.ndarray, n: int, R: float, rho: float, t: int):
+    """The two ablation pipelines at ``t`` steps."""
+    from egmlib.pipelines import coinpress_exact_pipeline
+
+    if method == "coinpress_exact":
+        return coinpress_exact_pipeline(sig, n, R / float(sig.min()), standard_schedule(rho, t))
+    if method == "hybrid_cpr":
+        return hybrid_pipeline(sig, n, R, standard_schedule(rho, t), start="coinpress")
+    raise ValueError(method)
+
+
+def contest34_best(method: str, sig: np.ndarray, n: int, R: float, rho: float) -> tuple[float, float]:
+    grid = CP_T if method == "coinpress_exact" else HY_T
+    errors = [pipeline_error(contest34_pipeline(method, sig, n, R, rho, t), sig, n) for t in grid]
+    k = int(np.argmin(errors))
+    return float(grid[k]), float(errors[k])
+
+
+def _plan_run(X, rho, R, rng, scaled=True, beta=0.1):
+    return plan_mean(X, rho, (-R, R), rng=rng, scaled=scaled, accounting="zcdp", beta=beta)
+
+
+def contest34_cell(eps: float, R: float, d: int, alpha: float, n: int, methods=NEW34_METHODS,
+                   reps: int | None = None) -> list[dict]:
+    """The issue-34 methods on one contest cell (same true mean and replicate count as
+    contest_cell; method k of NEW34_METHODS draws from default_rng(key + [30 + k]))."""
+    ia = ALPHAS.index(alpha)
+    iR = (0.1, 10.0, 1000.0).index(R)
+    sig = zipf_sigmas(d, alpha)
+    rho = gaussian_rho(eps, DELTA)
+    reps = contest_reps(n, d) if reps is None else reps
+    key = [SEED, 7, int(round(1000 * eps)), iR, d, ia, n]
+    mu = true_mean(d, R, np.random.default_rng(key))
+    rows = []
+    for method in methods:
+        rng = np.random.default_rng(key + [30 + NEW34_METHODS.index(method)])
+        extra = dict(clipped=float("nan"), threshold=float("nan"))
+        if method in ("coinpress_exact", "hybrid_cpr"):
+            param, formula = contest34_best(method, sig, n, R, rho)
+            pipe = contest34_pipeline(method, sig, n, R, rho, int(param))
+            err = simulate_pipeline(pipe, sig, mu, np.zeros(d), n, reps, rng=rng).sample
+            extra["threshold"] = float(pipe[-1].threshold)
+        else:
+            formula = float("nan")
+            grid = HLY_Z_GRID if method == "hly_p" else PLAN_BETA_GRID
+            T, _ = hly_settings(d, R)
+
+            def one(g, r):
+                X = r.standard_normal((n, d)) * sig + mu
+                if method == "hly_p":
+                    est, _, clipped = hly_tuned(X, R, rho, r, T, g)
+                else:
+                    res = _plan_run(X, rho, R, r, beta=g)
+                    est, clipped = res.mean, res.clipped
+                return float(np.sum((est - X.mean(axis=0)) ** 2)), clipped / n
+
+            means = []
+            for j, g in enumerate(grid):
+                r = np.random.default_rng(key + [99])
+                e = np.array([one(g, r)[0] for _ in range(ORACLE34_REPS)])
+                means.append(float(e.mean()))
+                PILOT_ROWS.append(dict(epsilon=eps, R=R, d=d, alpha=alpha, n=n, method=method, param=g,
+                                       mean=means[-1], se=float(e.std(ddof=1) / math.sqrt(e.size))))
+            param = float(grid[int(np.argmin(means))])
+            out = [one(param, rng) for _ in range(reps)]
+            err = np.array([o[0] for o in out])
+            extra["clipped"] = float(np.mean([o[1] for o in out]))
+        rows.append(dict(epsilon=eps, R=R, d=d, alpha=alpha, n=n, method=method, param=param,
+                         reps=reps, mean=float(err.mean()), se=float(err.std(ddof=1) / math.sqrt(reps)),
+                         median=float(np.median(err)), formula=formula, **extra))
+        print("contest34", eps, R, d, alpha, n, method, param, f"{rows[-1]['mean']:.4g}",
+              f"{rows[-1]['se'] / rows[-1]['mean']:.3f}", flush=True)
+    return rows
+
+
+def d1000_rows() -> list[dict]:
+    """The d = 1000 cell: methods 1-5 (contest_cell's seeds), the ablation pipelines and
+    PLAN, PLAN-NOSCALE (contest_plan_cell's seeds), every one at D1000_REPS replicates."""
+    rows = contest_cell(*D1000_CELL, methods=D1000_METHODS)
+    rows += contest34_cell(*D1000_CELL, methods=("coinpress_exact", "hybrid_cpr"))
+    rows += contest_plan_cell(*D1000_CELL)
+    return rows
+
+
+# sigma unknown, out of sample: the share chosen on an independent pilot (its own seeds
+# [SEED, 11, ...], U_PILOT_REPS replicates per cell, the shares of U_SHARES), then read
+# off the main data (unknown_shares.csv) at that share.
+U_PILOT_REPS = 40
+
+
+def unknown_pilot_rows() -> list[dict]:
+    rows = []
+    R = 10.0
+    rho = gaussian_rho(1.0, DELTA)
+    for d, alpha, n in U_CELLS:
+        sig = zipf_sigmas(d, alpha)
+        reps = U_PILOT_REPS if n * d <= 10**5 else U_PILOT_REPS // 2
+        errs = np.empty((len(U_SHARES), reps))
+        for i in range(reps):
+            seed = [SEED, 11, d, ALPHAS.index(alpha), n, i]
+            mu = true_mean(d, R, np.random.default_rng(seed))
+            X = np.random.default_rng(seed + [1]).standard_normal((n, d)) * sig + mu
+            xbar = X.mean(axis=0)
+            for j, share in enumerate(U_SHARES):
+                rng = np.random.default_rng(seed + [2])
+                v = private_variances(X, SIGMA_BOUND**2, np.full(V_STEPS, share * rho / V_STEPS), rng=rng, z=0.5)
+                guess = np.sqrt(np.maximum(v.upper, 1e-300))
+                pipe = hybrid_pipeline(guess, n, R, standard_schedule((1.0 - share) * rho, 4))
+                errs[j, i] = float(np.sum((run_pipeline(X, np.zeros(d), pipe, rng=rng) - xbar) ** 2))
+        k = int(np.argmin(errs.mean(axis=1)))
+        for j, share in enumerate(U_SHARES):
+            rows.append(dict(d=d, alpha=alpha, n=n, share=share, reps=reps, mean=float(errs[j].mean()),
+                             se=float(errs[j].std(ddof=1) / math.sqrt(reps)), chosen=j == k))
+        print("unknown_pilot", d, alpha, n, "share", U_SHARES[k], flush=True)
+    return rows
+
+
+def main34(parts: list[str]) -> None:
+    """Issue 34's parts, each printing its CPU time: "ablation" (coinpress_exact and
+    hybrid_cpr on the contest cells -> contest_ablation.csv), "d1000" (-> contest_d1000.csv),
+    "oracle34" (hly_p and plan_p -> contest_oracle34.csv, pilot curves -> contest_pilot34.csv),
+    "unknown_pilot" (-> unknown_pilot.csv)."""
+    import time
+
+    for part in parts:
+        t0, c0 = time.time(), time.process_time()
+        if part == "ablation":
+            rows = []
+            for cell in CONTEST_CELLS:
+                rows += contest34_cell(*cell, methods=("coinpress_exact", "hybrid_cpr"))
+                write("contest_ablation.csv", rows)
+        elif part == "d1000":
+            write("contest_d1000.csv", d1000_rows())
+        elif part == "oracle34":
+            rows = []
+            for cell in CONTEST_CELLS:
+                ms = ("hly_p", "plan_p") if cell in PLAN_CELLS else ("hly_p",)
+                rows += contest34_cell(*cell, methods=ms)
+                write("contest_oracle34.csv", rows)
+                write("contest_pilot34.csv", PILOT_ROWS)
+        elif part == "unknown_pilot":
+            write("unknown_pilot.csv", unknown_pilot_rows())
+        else:
+            raise SystemExit(f"unknown part {part!r}")
+        print(f"{part}: {time.time() - t0:.0f} s wall, {time.process_time() - c0:.0f} s CPU", flush=True)
 
 
 def previous(name: str, every: bool = False) -> dict:
@@ -958,6 +1159,9 @@ def main_contest(parts: list[str]) -> None:
 
 
 if __name__ == "__main__":
+    if sys.argv[1:2] and sys.argv[1] in ("ablation", "d1000", "oracle34", "unknown_pilot"):
+        main34(sys.argv[1:])
+        sys.exit(0)
     if sys.argv[1:2] and sys.argv[1] in ("contest", "contest_p", "unknown_fine", "contest_plan", "arena_a", "cell", "resume",
                                          "contest_plan_sens"):
         main_contest(sys.argv[1:])

@@ -51,13 +51,22 @@ def test_site_has_every_page(built_site: Path):
         assert (built_site / "chapters" / f"{nb.stem}.html").exists(), nb.name
 
 
-def test_mathjax_is_served_locally(built_site: Path):
+def test_maths_is_typeset_at_build_time(built_site: Path):
+    """Issue 33 item 10: MathJax runs at build time (_ext/mathjax_prerender.py), so
+    a page holds its formulas typeset (CHTML), links one stylesheet with the fonts
+    beside it, and sends the reader no MathJax script and no TeX to typeset."""
+    import re
+
     page = (built_site / "chapters" / "differential_privacy.html").read_text()
-    assert "_static/mathjax/tex-chtml.js" in page
-    assert "cdn.jsdelivr" not in page and "mathjax@3" not in page
-    assert (built_site / "_static" / "mathjax" / "tex-chtml.js").exists()
-    fonts = list((built_site / "_static" / "mathjax" / "output" / "chtml" / "fonts").rglob("*.woff*"))
-    assert fonts, "MathJax fonts are not shipped with the site"
+    assert page.count("<mjx-container") > 50
+    assert not re.search(r'class="math[^"]*"[^>]*>(<span class="eqno">.*?</span>)?\s*\\[(\[]', page)
+    assert "tex-chtml.js" not in page and "cdn.jsdelivr" not in page and "mathjax@3" not in page
+    assert "_static/egm-mathjax/mathjax.css" in page
+    css = built_site / "_static" / "egm-mathjax" / "mathjax.css"
+    fonts = re.findall(r'url\("([^"]+\.woff)"\)', css.read_text())
+    assert len(fonts) > 10 and all((css.parent / f).is_file() for f in fonts)
+    # the book's macros (_config.yml mathjax3_config): \R is typeset as a blackboard R
+    assert "TEX-A" in page and "mjx-c211D" in page
 
 
 @needs_chromium
@@ -94,6 +103,40 @@ def test_no_page_is_wider_than_a_phone(browser_check):
             for rel, v in report.items() if v["widths"].get("390")
             and v["widths"]["390"]["wide"] > v["widths"]["390"]["view"]}
     assert wide == {}
+
+
+@needs_chromium
+def test_display_equations_fit_a_phone(browser_check):
+    """Issue 33 item 1: at 390 px at most WIDE_EQUATIONS display equations of the
+    whole book (folds opened) are wider than their box; those scroll with a cue
+    (test_every_page_in_a_real_browser: EQUATIONS in scripts/check_site.py)."""
+    from check_site import WIDE_EQUATIONS, speed_and_width
+
+    proc, report = browser_check
+    summary = speed_and_width(report)
+    print(summary["text"])
+    assert len(summary["wide"]) <= WIDE_EQUATIONS, summary["text"]
+
+
+@needs_chromium
+def test_pages_open_fast(browser_check):
+    """Issue 33 item 10: no formula is left for a MathJax in the reader's
+    browser (the maths is typeset at build time, _ext/mathjax_prerender.py), and
+    every page's time from navigation to typeset maths is measured and printed
+    with the median and the slowest pages (pytest -s shows them): the CPU time
+    of Chromium's renderer processes (its own count, scripts/check_site.py
+    ``renderer_time``, which hardly grows when other jobs share the cores, as
+    the page's clock does under `make test`) and the page's own timeline.  The
+    issue's bound (2 s a page, median 1 s) is not asserted: the longest pages
+    (the errata, the API) still take more (see the issue's closing note)."""
+    from check_site import speed_and_width
+
+    proc, report = browser_check
+    summary = speed_and_width(report)
+    print(summary["text"])
+    assert summary["client"] and not any(summary["client"].values()), summary["client"]
+    assert len(summary["cpu"]) == len(summary["client"]) == len(summary["times"])
+    assert all(s > 0 for s in summary["cpu"].values()), summary["cpu"]
 
 
 BAD_PAGES = {
@@ -195,3 +238,4 @@ def test_landing_page_bibtex_parses(built_site: Path):
     assert entry.fields["version"] == address.version
     assert entry.fields["year"] == str(address.date.year)
     assert entry.fields.get("url") == (address.repository or None)
+    assert entry.fields["howpublished"] and entry.fields["title"]  # issue 33 item 11

@@ -11,7 +11,8 @@ import pytest
 from scipy.stats import trim_mean
 from scipy.stats.mstats import winsorize
 
-from egmlib.coinpress import coinpress_mean, coinpress_schedule, tail_bound
+from egmlib.coinpress import coinpress_schedule, tail_bound
+from egmlib.pipelines import coinpress_mean
 from egmlib.pipelines import coinpress_pipeline, simulate_pipeline, standard_schedule
 
 REFERENCE = Path(__file__).resolve().parents[1] / "data" / "coinpress-synthetic-mean"

@@ -665,3 +665,57 @@ def test_results_do_not_depend_on_blas():
     c = isf(1e-6, w)
     with threadpoolctl.threadpool_limits(1):
         assert isf(1e-6, w) == c
+
+
+# --------------------------------------------------------------------------
+# GeneralizedChi2: the prepared distribution egmlib.optimal uses
+# --------------------------------------------------------------------------
+def test_generalized_chi2_agrees_with_the_functions():
+    from egmlib.gchi2 import GeneralizedChi2, isf, isf_gradient
+
+    w = np.array([2.0, 1.0, 0.25, 0.0])
+    q = GeneralizedChi2(w)
+    for p in (0.3, 1e-3, 1e-10):
+        assert q.isf(p) == isf(p, w)
+        c, g = q.isf_gradient(p)
+        c0, g0 = isf_gradient(p, w)
+        assert c == c0 and np.array_equal(g, g0)
+        # a starting guess changes the Newton path, not the answer (to rounding)
+        c1, g1 = q.isf_gradient(p, guess=0.5 * c0)
+        assert abs(c1 / c0 - 1) < 1e-13 and np.allclose(g1, g0, rtol=1e-10)
+    assert q.isf(1.0) == 0.0
+
+
+def test_generalized_chi2_clipping_moment_against_one_dimension():
+    """d = 1: E[(1 - C/|Z|)_+^2 Z^2] = E(|Z| - C)_+^2 = 2((1 + C^2) Phi(-C) - C phi(C))."""
+    from scipy.stats import norm
+
+    from egmlib.gchi2 import GeneralizedChi2
+
+    for k in (0.5, 1.96, 4.0):
+        exact = 2 * ((1 + k * k) * norm.sf(k) - k * norm.pdf(k))
+        slope = -4 * (norm.pdf(k) - k * norm.sf(k))       # d/dk of the line above
+        v, dv = GeneralizedChi2([3.0]).clipping_moment(k * 3.0**0.5, [1.0])
+        assert v == pytest.approx(exact, rel=1e-10)
+        assert dv * 3.0**0.5 == pytest.approx(slope, rel=1e-9)
+
+
+@pytest.mark.parametrize("bad, match", [
+    (dict(weights=[1.0, np.nan]), "weights"),
+    (dict(weights=[0.0, 0.0]), "weights"),
+    (dict(weights=[[1.0, 2.0]]), "weights"),
+    (dict(p=0.0), "p must"),
+    (dict(p=0.7), "p must"),
+    (dict(guess=-1.0), "guess must"),
+    (dict(radius=0.0), "radius must"),
+    (dict(a=[1.0]), "a must have the shape"),
+    (dict(a=[1.0, -1.0]), "a must"),
+])
+def test_generalized_chi2_rejects_bad_input(bad, match):
+    from egmlib.gchi2 import GeneralizedChi2
+
+    args = dict(weights=[1.0, 0.5], p=1e-3, guess=None, radius=2.0, a=[1.0, 1.0]) | bad
+    with pytest.raises(ValueError, match=match):
+        q = GeneralizedChi2(args["weights"])
+        q.isf_gradient(args["p"], guess=args["guess"])
+        q.clipping_moment(args["radius"], args["a"])

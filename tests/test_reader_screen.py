@@ -184,3 +184,26 @@ def test_punctuation_after_a_formula_stays_on_its_line(tmp_path):
     assert title == ["Solution to Exercise 6.1", "Exercise 6.1"]
     # a dotted name in inline code may break after its dots, and reads whole
     assert name == ["egmlib.mechanisms.gaussian_data_mechanism", 2]
+
+
+def test_the_phone_count_lists_every_wide_display_equation(tmp_path):
+    """Issue 33 item 1: the browser check lists, at 390 px, each display equation
+    wider than its box, also one in a closed fold (a proof a reader opens), by
+    its anchor and number, and none that fits."""
+    sys.path.insert(0, str(CHECK_SITE.parent))
+    from check_site import speed_and_width
+
+    page = (THEME + "<details><summary>Proof</summary>" + _equation(600) + "</details>"
+            + _equation(100).replace("equation-e", "equation-f"))
+    site = _site(tmp_path, {"wide.html": page}, css=True)
+    report = site / "report.json"
+    subprocess.run([sys.executable, str(CHECK_SITE), str(site), "--json", str(report)],
+                   capture_output=True, text=True, timeout=900)
+    verdicts = json.loads(report.read_text())
+    wide = verdicts["wide.html"]["widths"]["390"]["wide_equations"]
+    assert [(w["label"], w["width"]) for w in wide] == [("#equation-e (1.1)", 600)]
+    assert verdicts["wide.html"]["widths"]["1280"]["wide_equations"] == []
+    summary = speed_and_width(verdicts)
+    assert len(summary["wide"]) == 1 and "wide.html '#equation-e (1.1)': 600 px" in summary["text"]
+    # no MathJax on the page: nothing left for the browser to typeset, and a time
+    assert summary["client"] == {"wide.html": 0} and 0 < summary["times"]["wide.html"] < 60

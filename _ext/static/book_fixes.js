@@ -1,6 +1,6 @@
 /* Issue 26: MathJax 3 does not break inline math, so on a phone a long inline
-   formula (the errata's) ran past the column and was cut.  Once MathJax has
-   typeset the page, and again after a resize, every inline formula wider than
+   formula (the errata's) ran past the column and was cut.  Once the page is
+   loaded (its maths typeset at build time), and again after a resize, every inline formula wider than
    the block it stands in gets the class egm-wide-inline, which lets it scroll
    sideways with the same shadow cue as display equations (book_fixes.css).
    Formulas that fit keep their normal inline layout (and baseline). */
@@ -120,14 +120,13 @@
   } else {
     ready();
   }
-  let tries = 0;
+  // The book's maths is typeset at build time (_ext/mathjax_prerender.py): at
+  // the load event the formulas are in the page.  A page that still runs
+  // MathJax in the browser (an older build, the tests' stubs) waits for it.
   function whenTypeset() {
     const mj = window.MathJax;
-    if (mj && mj.startup && mj.startup.promise) {
-      mj.startup.promise.then(glue).then(fit).then(unglueWide).then(cover);
-    } else if (tries++ < 100) {
-      setTimeout(whenTypeset, 100);
-    }
+    const typeset = mj && mj.startup && mj.startup.promise ? mj.startup.promise : Promise.resolve();
+    typeset.then(glue).then(fit).then(unglueWide).then(cover);
   }
   window.addEventListener("load", whenTypeset);
   let timer = null;
