@@ -206,6 +206,8 @@ bench: $(STAMP)
 	$(BIN)/python bench/bench_numerics.py
 	$(BIN)/python bench/bench_quantile_scale.py
 	$(BIN)/python bench/bench_mechanisms.py
+	$(BIN)/python bench/bench_references.py
+	$(BIN)/python bench/bench_import.py
 
 clean:
 	rm -rf _build .pytest_cache .hypothesis

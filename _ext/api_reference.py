@@ -19,6 +19,10 @@ aliases, and a compact form in the PDF.
    work) and the first paragraph of its docstring, its one-line summary; the
    parameters, examples, notes and references stay on the website.  Measured
    (pdflatex, the whole book): 72 pages of the PDF before (issue 26), 18 after.
+4. The index.  The general index (site and PDF) lists the book's concepts; egmlib's
+   functions, classes, attributes and modules have no entry there (issue 33: "b",
+   "lam", "kind", "mean" buried the concepts).  Their anchors stay, and the Python
+   module index lists the modules.
 """
 
 from __future__ import annotations
@@ -145,6 +149,27 @@ def compact_descriptions(doctree: nodes.Node) -> int:
     return count
 
 
+def drop_api_index_entries(doctree: nodes.Node) -> int:
+    """Remove the general index's entries of egmlib's objects (functions, classes,
+    their attributes such as ``b``, ``lam``, ``kind``, ``mean``, and the modules):
+    the index lists the book's concepts, and API names stay in the API chapter and the
+    Python module index.  Targets stay, so ``{py:func}`` links still resolve.
+    Returns how many entries were removed."""
+    removed = 0
+    for index in doctree.findall(addnodes.index):
+        keep = [e for e in index.get("entries", [])
+                if not str(e[2]).startswith(("egmlib.", "module-egmlib"))]
+        removed += len(index.get("entries", [])) - len(keep)
+        index["entries"] = keep
+    return removed
+
+
+def _drop_index_entries(app, doctree):
+    if app.config.api_index_entries:
+        return
+    drop_api_index_entries(doctree)
+
+
 def _compact_for_latex(app, doctree, docname):
     if app.builder.format != "latex" or not app.config.api_compact_latex:
         return
@@ -153,6 +178,8 @@ def _compact_for_latex(app, doctree, docname):
 
 def setup(app):
     app.add_config_value("api_compact_latex", True, "env")
+    app.add_config_value("api_index_entries", False, "env")
+    app.connect("doctree-read", _drop_index_entries)
     app.setup_extension("sphinx.ext.autodoc")
     app.connect("autodoc-process-docstring", _process_docstring, priority=100)  # before napoleon (500)
     app.add_autodocumenter(_alias_documenter(), override=True)

@@ -9,7 +9,8 @@ reader's check in a real browser (scripts/check_site.py).
    id ``proof`` for every proof on a page.  A dropdown proof then crashed
    sphinx-togglebutton (it looks for the title) and did not fold.  Each proof
    gets a unique id, and a dropdown proof gets a "Proof" title (its body loses
-   the then redundant leading "Proof. ").
+   the then redundant leading "Proof. "); in the PDF every proof gets it, so no
+   box has an empty title bar.
 3. Display equations wider than the text column were cut off (at 1280 px for a
    few, on phones for many): static/book_fixes.css lets them scroll; an
    inline formula wider than its column (MathJax does not break inline math:
@@ -35,7 +36,10 @@ def _fix_proofs(app, doctree, docname):
             continue
         count += 1
         node["ids"] = [f"proof-{count}"]
-        if "dropdown" in node["classes"] and not isinstance(node.children[0], nodes.title):
+        # A dropdown needs the title to fold; the PDF needs one on every proof, or
+        # LaTeX draws the box's title bar empty (issue 33 item 7).
+        titled = "dropdown" in node["classes"] or app.builder.format == "latex"
+        if titled and not isinstance(node.children[0], nodes.title):
             first = node.children[0]
             if isinstance(first, nodes.paragraph) and first.children and isinstance(first[0], nodes.Text):
                 text = str(first[0])

@@ -23,7 +23,8 @@ from the glossary to its defining place (``IndexAtDefinitions``), and the symbol
 tables have fixed, ragged-right columns (``TABULAR_COLUMNS``).
 
 Malformed files (not a mapping, unknown keys, missing or empty fields, a file
-named after no page of _toc.yml, the same term or symbol twice) stop the build
+named after no page of _toc.yml, the same term or symbol twice anywhere in the
+book: one meaning per symbol) stop the build
 with an error that names the file, the entry and the problem.  A ``where`` label
 that does not exist is a broken cross-reference, reported by the build (-n).
 """
@@ -156,18 +157,19 @@ def load(root: Path) -> list[Page]:
                                 "(name the file after the chapter that defines its entries)")
         found[by_stem[path.stem]] = (_entries(path, "symbols", data.get("symbols")),
                                      _entries(path, "terms", data.get("terms")))
-    # A term is defined once in the book (one glossary); a symbol once per chapter:
-    # chapters may reuse a letter with a meaning of their own (f, R, s_j), and the
-    # table lists symbols by chapter, so each reads under the chapter it belongs to.
+    # A term is defined once in the book (one glossary), and so is a symbol: one
+    # meaning per symbol, book-wide (issue 33 item 5).  A chapter that needs a letter
+    # another chapter has taken renames its own use (and says so where a source
+    # writes it differently); the table lists each symbol under the chapter that
+    # defines it first.
     seen: dict[tuple[str, ...], Entry] = {}
     for doc, (symbols, terms) in found.items():
         for entry in symbols + terms:
             key = (entry.kind, _normalise(entry.name, entry.kind))
-            if entry.kind == "symbols":
-                key = (doc, *key)
             if key in seen:
                 what = "symbol" if entry.kind == "symbols" else "term"
-                raise NotationError(f"duplicate {what} {entry.name!r}: in {seen[key].source} and in "
+                meanings = " (one symbol, two meanings)" if entry.kind == "symbols" else ""
+                raise NotationError(f"duplicate {what} {entry.name!r}{meanings}: in {seen[key].source} and in "
                                     f"{entry.source} (define it once, where it is first defined)")
             seen[key] = entry
     titles = {pages[0]: "The landing page"}

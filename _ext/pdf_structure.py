@@ -16,7 +16,8 @@ In the assembled LaTeX doctree of the root document this extension
   ``\\part``, so the chapters are numbered 1..N through the parts, as the site
   numbers them (``numbered`` in ``_toc.yml``, continued across parts by
   sphinx-multitoc-numbering);
-* sets a part that the site does not number (the back matter) unnumbered:
+* sets a part that the site does not number (the front matter before the
+  first numbered part, the back matter after the last) unnumbered:
   an unnumbered ``\\part`` whose chapters are unnumbered, like ``\\backmatter``
   of the book class (the report class has none).  The numbered part before it
   and the unnumbered one agree with the site, so a figure, equation or lemma
@@ -54,6 +55,8 @@ with continuation marks (the chapters' printed tables reach 100 characters).
 """
 
 from __future__ import annotations
+
+import re
 
 from docutils import nodes
 from sphinx import addnodes
@@ -147,7 +150,10 @@ class PdfStructure(SphinxPostTransform):
         top += _raw(SAVE_NUMBERING, r"\setcounter{secnumdepth}{-1}")
         top += preface
 
+        # Unnumbered parts before the first numbered one are front matter ("Start
+        # here"): they take no number, so the chapters after them keep 1..N.
         numbered_before = True
+        seen_numbered = False
         for caption, numbered, docs in book_parts:
             first = next((doc for doc in docs if doc in by_first_doc), None)
             if first is None:
@@ -155,10 +161,11 @@ class PdfStructure(SphinxPostTransform):
                                location=root)
                 continue
             depth = RESTORE_NUMBERING if numbered else r"\setcounter{secnumdepth}{-2}"
-            if numbered and not numbered_before:
+            if numbered and not numbered_before and seen_numbered:
                 logger.warning("pdf_structure: numbered part %r follows an unnumbered one; its "
                                "chapter numbers would not match the site's", caption, location=root)
             numbered_before = numbered
+            seen_numbered = seen_numbered or numbered
             self.document += _raw(depth, r"\part{" + _latex_escape(caption) + "}")
             self.document += by_first_doc.pop(first)
         for wrapper in by_first_doc.values():  # not expected: a toctree outside the parts
@@ -173,6 +180,12 @@ class PdfStructure(SphinxPostTransform):
 SHORT_OUTPUT = 15   # lines of a folded text output printed whole
 FIRST_LINES = 8     # lines of a longer one printed, with a line saying what is left out
 DEFAULT_PROMPT = "{type}"  # myst-nb's own button texts ("Show code cell {type}") hold it
+
+
+def pdf_prompt(prompt: str) -> str:
+    """A fold's button text as the PDF prints it: no website control ("Show the code:
+    one run of ..." becomes "Code: one run of ..."; "Check: ..." stays)."""
+    return re.sub(r"^Show (?:the )?(\w)", lambda m: m.group(1).upper(), prompt)
 
 
 def _folded_note(text: str) -> nodes.paragraph:
@@ -272,7 +285,7 @@ class PdfHiddenCells(SphinxPostTransform):
                 if element == "cell_code_source" and mode in ("all", "input", "input+output"):
                     prompt = str(cell.get("prompt_show") or "")
                     if prompt and DEFAULT_PROMPT not in prompt:
-                        cell.replace(child, _folded_note(prompt))
+                        cell.replace(child, _folded_note(pdf_prompt(prompt)))
                     else:
                         cell.remove(child)
                 elif element == "cell_code_output" and mode in ("all", "output", "input+output"):

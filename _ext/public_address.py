@@ -118,6 +118,11 @@ MONTHS = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", 
 STUDY_KEY = "poulsen2023"
 
 
+def release_date_text(date: datetime.date) -> str:
+    """The release date as the title page prints it: "21 November 2026"."""
+    return f"{date.day} {date:%B %Y}"
+
+
 def format_bibtex(entry_type: str, key: str, fields: list[tuple[str, str]]) -> str:
     """One BibTeX entry, ``fields`` as (name, value written as BibTeX: ``{...}`` or a
     month macro), aligned and broken at spaces to ``BIBTEX_WIDTH`` characters."""
@@ -141,16 +146,20 @@ def bibtex(root: Path, address: PublicAddress) -> str:
     """The landing page's BibTeX of the book: title and authors from CITATION.cff, the
     rest from ``address``.  ``@misc``, which every classic BibTeX style formats (they
     drop or warn about ``@software``); ``version`` and ``url`` for the styles that read
-    them, the version in ``note`` and the address in ``howpublished`` for those that
-    do not."""
+    them, the version in ``note`` and the address (or, without one, what the work is)
+    in ``howpublished`` for those that do not."""
     cff = yaml.safe_load((Path(root) / "CITATION.cff").read_text())
     authors = " and ".join(
         f"{{{a['name']}}}" if "name" in a else f"{a['family-names']}, {a['given-names']}"
         for a in cff["authors"])
     title = cff["title"]
     fields = [("author", f"{{{authors}}}"), ("title", f"{{{title}}}")]
+    # How it is published: the repository when one is set; otherwise what it is,
+    # with no invented address.
     if address.repository:
         fields.append(("howpublished", f"{{\\url{{{address.repository}}}}}"))
+    else:
+        fields.append(("howpublished", "{Executable report (Jupyter Book) and Python library egmlib}"))
     fields += [("year", f"{{{address.date.year}}}"), ("month", MONTHS[address.date.month - 1]),
                ("version", f"{{{address.version}}}"), ("note", f"{{Version {address.version}}}")]
     if address.repository:
@@ -235,6 +244,11 @@ def _configure(app, config):
     config.html_theme_options = options
     config.html_baseurl = ""
     config.copyright = str(address.date.year)
+    # The PDF's title page: "Version 0.1.0" and the release date (not the build
+    # date: rebuilding gives the same book).
+    config.version = config.release = address.version
+    config.today = release_date_text(address.date)
+    config.latex_elements = {**(config.latex_elements or {}), "releasename": "Version"}
 
 
 def _how_to_cite_directive():

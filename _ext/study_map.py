@@ -23,7 +23,7 @@ ROOT = Path(__file__).resolve().parents[1]
 DOCNAME = "study_map"
 SOURCES = ("poulsen2023", "reimherr2019")
 STATUS = {
-    "checked": "checked, right",
+    "checked": "checked",
     "corrected": "corrected",
     "not-treated": "not treated",
 }
@@ -125,9 +125,15 @@ def enclosing_sections(root: Path = ROOT) -> dict[str, tuple[str, str | None]]:
     return found
 
 
+# The classes of errata/README.md in the order of the errata page: wrong results first.
+CLASS_ORDER = ("wrong-result", "wrong-pseudo-code", "numerical-inaccuracy", "wrong-proof-step",
+               "unstated-hypothesis", "notation-typo")
+
+
 def errata_entries(root: Path = ROOT) -> list[dict]:
-    """The entries of errata/*.yml in the order of the errata page: chapter in
-    the table of contents, then the cell of the entry's target."""
+    """The entries of errata/*.yml in the order of the errata page: class (in
+    CLASS_ORDER), then chapter in the table of contents, then the cell of the
+    entry's target."""
     docs = toc_docs(root)
     labels = book_labels(root)
     entries = []
@@ -135,7 +141,8 @@ def errata_entries(root: Path = ROOT) -> list[dict]:
         for entry in yaml.safe_load(path.read_text()):
             chapter = entry["chapter"].removesuffix(".ipynb")
             cell = labels.get(entry["label"], ("", "", -1))[2]
-            entries.append({**entry, "order": (docs.index(chapter), cell)})
+            rank = CLASS_ORDER.index(entry["class"])
+            entries.append({**entry, "order": (rank, docs.index(chapter), cell)})
     entries.sort(key=lambda e: e["order"])
     return entries
 
@@ -143,6 +150,67 @@ def errata_entries(root: Path = ROOT) -> list[dict]:
 def erratum_target(err_label: str) -> str:
     """The target of an entry of the errata page: err-x -> erratum-x."""
     return "erratum-" + err_label.removeprefix("err-")
+
+
+def _doc_tops(labels: dict) -> dict[str, str]:
+    """document -> the label before its title (the first heading target of its first cell)."""
+    tops = {}
+    for label, (how, doc, cell) in labels.items():
+        if how == "ref" and cell in (0, -1) and doc not in tops:
+            tops[doc] = label
+    return tops
+
+
+class _EntryLinks:
+    """The links of one entry of the map, each link text once.
+
+    A target before a paragraph (a check) has no title: such links are numbered
+    within the entry ("check 1", "check 2"), and the place they stand in is named once
+    per place, and not at all when the entry already links that place."""
+
+    def __init__(self, labels: dict, sections: dict, tops: dict):
+        self.labels, self.sections, self.tops = labels, sections, tops
+        self.n_checks = 0
+        self.linked: set[str] = set()
+
+    def _place(self, label: str) -> tuple[str, str | None]:
+        doc, heading = self.sections.get(label, (self.labels[label][1], None))
+        if heading:
+            return heading, f"under {{ref}}`{heading}`"
+        return self.tops.get(doc, doc), f"in {{doc}}`/{doc}`"
+
+    def render(self, targets: list[str], texts: dict[str, str] | None = None) -> str:
+        """The links to ``targets`` (in order), checks grouped by place."""
+        texts = texts or {}
+        self.linked.update(t for t in targets
+                           if t not in texts and self.labels.get(t, ("ref",))[0] != "text")
+        parts, groups = [], {}
+        for target in targets:
+            if target in texts:
+                parts.append(texts[target])
+            elif self.labels.get(target, ("ref",))[0] == "text":
+                self.n_checks += 1
+                key, place = self._place(target)
+                link = f"{{ref}}`check {self.n_checks} <{target}>`"
+                if key in groups:
+                    groups[key][0].append(link)
+                else:
+                    groups[key] = ([link], place)
+                    parts.append(key)
+            else:
+                parts.append(_link(target, self.labels, self.sections))
+        out = []
+        for part in parts:
+            if part in groups:
+                links, place = groups.pop(part)
+                text = ", ".join(links[:-1]) + " and " + links[-1] if len(links) > 1 else links[0]
+                if part not in self.linked:
+                    self.linked.add(part)
+                    text += f" {place}"
+                out.append(text)
+            else:
+                out.append(part)
+        return ", ".join(out)
 
 
 def _link(label: str, labels: dict, sections: dict | None = None) -> str:
@@ -171,6 +239,7 @@ def render(root: Path = ROOT) -> str:
     labels = book_labels(root)
     sections = enclosing_sections(root)
     numbers = {e["label"]: i for i, e in enumerate(errata_entries(root), 1)}
+    tops = _doc_tops(labels)
     out = []
     for source in SOURCES:
         data = load(source, root)
@@ -182,19 +251,19 @@ def render(root: Path = ROOT) -> str:
         for item in data["items"]:
             kind, num = number(item["label"])
             status = STATUS[item["status"]]
-            where = ", ".join(_link(w, labels, sections) for w in item.get("where", []))
-            fixes = []
-            for err in item.get("errata", []):
-                if err in numbers:
-                    fixes.append(f"{{ref}}`erratum {numbers[err]} "
-                                 f"<{erratum_target(err)}>`")
-                else:
-                    fixes.append(_link(err, labels, sections))
+            links = _EntryLinks(labels, sections, tops)
+            where = links.render(item.get("where", []))
+            errata = item.get("errata", [])
+            fixes = links.render(errata, {err: f"{{ref}}`erratum {numbers[err]} "
+                                               f"<{erratum_target(err)}>`"
+                                          for err in errata if err in numbers})
             body = [f"**Status: {status}.**"]
-            if where:
+            if where and item["status"] == "not-treated":
+                body.append(f"See also {where}.")
+            elif where:
                 body.append(f"Restated and checked in {where}.")
             if fixes:
-                body.append(f"Corrected in {', '.join(fixes)}.")
+                body.append(f"Corrected in {fixes}.")
             if item.get("note"):
                 body.append(item["note"])
             whose = data["name"]

@@ -95,6 +95,26 @@ def check_probability(name: str, value: object, *, include_one: bool = False) ->
     return check_real(name, value, low=0.0, high=1.0, low_open=True, high_open=not include_one)
 
 
+def _lengths(value: object) -> str:
+    """The lengths of the items of a nested sequence, for an error message (at most 8)."""
+    out = []
+    try:
+        for item in value:  # type: ignore[union-attr]
+            out.append(str(len(item)) if hasattr(item, "__len__") and not isinstance(item, (str, bytes)) else "scalar")
+            if len(out) == 8:
+                out.append("...")
+                break
+    except TypeError:
+        return "?"
+    return ", ".join(out)
+
+
+def ragged_error(name: str, value: object) -> ValueError:
+    """The ValueError for a nested sequence whose items differ in length (not an array)."""
+    return ValueError(f"{name} is ragged: its items have different lengths ({_lengths(value)}); "
+                      f"{name} must be a rectangular array (every row of the same length)")
+
+
 def as_float_array(name: str, value: object) -> NDArray[np.float64]:
     """``value`` as a float64 array, refusing complex, string and object input by name.
 
@@ -105,8 +125,12 @@ def as_float_array(name: str, value: object) -> NDArray[np.float64]:
         raise TypeError(f"{name} must be an array of real numbers (or a real number), got {_describe(value)}")
     try:
         raw = value if isinstance(value, np.ndarray) else np.asarray(value)
-    except (TypeError, ValueError) as exc:  # ragged nested sequences
+    except ValueError as exc:  # ragged nested sequences ("inhomogeneous shape")
+        raise ragged_error(name, value) from exc
+    except TypeError as exc:
         raise TypeError(f"{name} must be an array of real numbers, got {_describe(value)}") from exc
+    if raw.dtype.kind == "O" and raw.ndim >= 1 and any(isinstance(v, (list, tuple, np.ndarray)) for v in raw.flat):
+        raise ragged_error(name, value)
     if raw.dtype.kind == "c":
         raise TypeError(f"{name} must be real, got complex values ({_describe(value)})")
     if raw.dtype.kind not in "fiub" or raw.dtype.kind == "b" and raw.ndim == 0:

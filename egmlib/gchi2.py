@@ -1339,8 +1339,6 @@ class GeneralizedChi2:
     [10.4114  2.2946  1.    ]
     """
 
-    __slots__ = ("weights", "scale", "_P")
-
     def __init__(self, weights: ArrayLike) -> None:
         arr = _validate_weights(weights)
         self.weights = arr

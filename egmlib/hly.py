@@ -39,7 +39,7 @@ median search releases ``D`` counts, each of sensitivity 1, with noise of varian
 the norm quantile is ``rho_1``-zCDP the same way; the clipped mean has sensitivity
 ``2C/n`` and noise ``2C / (n sqrt(2 rho_2))``: ``rho_2``-zCDP.  All are Gaussian
 mechanisms, so the whole is exactly one Gaussian mechanism of total
-``rho = rho_c + rho_1 + rho_2`` (see :func:`egmlib.privacy.rho_for` for the exact
+``rho = rho_c + rho_1 + rho_2`` (see :func:`egmlib.privacy.gaussian_rho` for the exact
 ``(epsilon, delta)``).
 
 Memory: the rotated rows (``n x D`` float64) are held once; the rotation and all

@@ -15,6 +15,20 @@ are accepted and every sum is accumulated in ``float64``.
 Errors raised on the data (a row outside the box, NaN or inf) are part of the
 contract that the data meet the stated preconditions: check your data first;
 an exception is itself an output that depends on the data.
+
+**The noise is not a secure sampler.**  The mechanisms draw float64 Gaussians from
+the caller's ``numpy.random.Generator`` (a seeded PCG64 in the book).  That is
+right for a study: the book's outputs must reproduce to the digit, and every
+claim is checked against the same seeded draws.  It is not right for releasing
+statistics about real people: PCG64 is not a cryptographic generator (its
+state, hence all later noise, can be recovered from outputs), and floating-point
+samplers of continuous noise leak through the low-order bits of the released
+values -- Mironov's attack on the Laplace mechanism (Mironov 2012) and its
+analogues for Gaussian samplers (Jin et al. 2022; Holohan and Braghin 2021).
+It matters whenever an adversary sees the exact floating-point outputs.  For a
+deployment, use a library with secure samplers, e.g. OpenDP's Gaussian
+measurement (``opendp.measurements.make_gaussian``), and egmlib only for the
+calibration (:func:`egmlib.privacy.analytic_sigma`).
 """
 
 from __future__ import annotations
@@ -26,6 +40,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from egmlib._validation import (
+    ragged_error,
     as_float_array,
     overflow_guard,
     check_array,
@@ -180,7 +195,10 @@ class GaussianDataSetup:
 
 def _as_data(value: ArrayLike) -> NDArray:
     """``X`` as a 2-d real array with at least one row, without copying an ndarray."""
-    arr = np.asarray(value)
+    try:
+        arr = np.asarray(value)
+    except ValueError as exc:  # numpy's "inhomogeneous shape": rows of different lengths
+        raise ragged_error("X", value) from exc
     if arr.dtype.kind not in "fiu":
         raise TypeError(f"X must be an array of real numbers, got dtype {arr.dtype}")
     if arr.ndim != 2:
@@ -243,6 +261,12 @@ def gaussian_mechanism(
         parameters are out of range.
     TypeError
         If ``rng`` is not a ``numpy.random.Generator``.
+
+    Warnings
+    --------
+    Not a secure sampler: float64 noise from the caller's generator, reproducible
+    but exposed to floating-point attacks; for deployment use a secure sampler
+    (e.g. OpenDP's), see the module docstring.
 
     Notes
     -----
@@ -315,6 +339,12 @@ def elliptical_gaussian_mechanism(
         invalid, or the privacy parameters are out of range.
     TypeError
         If ``X`` is not real or ``rng`` is not a Generator.
+
+    Warnings
+    --------
+    Not a secure sampler: float64 noise from the caller's generator, reproducible
+    but exposed to floating-point attacks; for deployment use a secure sampler
+    (e.g. OpenDP's), see the module docstring.
 
     Notes
     -----
@@ -799,6 +829,12 @@ def gaussian_data_mechanism(
     TypeError
         If ``X`` is not real, ``rng`` is not a Generator or ``setup`` is not a
         :class:`GaussianDataSetup`.
+
+    Warnings
+    --------
+    Not a secure sampler: float64 noise from the caller's generator, reproducible
+    but exposed to floating-point attacks; for deployment use a secure sampler
+    (e.g. OpenDP's), see the module docstring.
 
     Notes
     -----

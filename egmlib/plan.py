@@ -37,33 +37,55 @@ Budget (the authors' defaults): ``rho_P = prep_share * rho`` for steps 1-2, of w
 the ``d`` coordinates; of the rest ``rho - rho_P``, the share ``radius_share`` is
 ``rho_C`` (step 3) and the remainder ``rho_M`` (step 4).
 
-Privacy (``accounting="zcdp"``, the default): neighbouring data sets differ in one
-row (replacement, the convention of the whole book).  One row of ``X`` is three of
-the ``3n`` shifted rows, so it moves the rank of any value in a coordinate by at most
-3, in the ``3n`` values of step 1 and in the pair values of step 2 alike (each of the
-three rows is in one pair).  The exponential mechanism with utility sensitivity
+Privacy: three calibrations (``accounting``), named for the neighbour relation under
+which each run is ``rho``-zCDP.  The exponential mechanism with utility sensitivity
 ``Delta_u`` and weights ``exp(epsilon u / (2 Delta_u))`` is ``epsilon``-DP and, being
-``epsilon``-bounded-range, ``epsilon^2/8``-zCDP (Cesar & Rogers 2021); each median
-uses ``epsilon = sqrt(8 rho_j)`` with ``Delta_u = 3`` (1 without the shifted copies),
-so it is ``rho_j``-zCDP, and the ``d`` coordinates compose to ``d rho_j``.  The norm
-quantile of step 3 has ``Delta_u = 1`` (given the released centre and variances, one
-row is one norm): ``rho_C``-zCDP.  The clipped mean moves by at most ``2C/n`` in l2,
-and its Gaussian noise makes it ``rho_M``-zCDP.  By adaptive composition of zCDP
-(Bun & Steinke 2016) the whole is ``rho``-zCDP.
+``epsilon``-bounded-range, ``epsilon^2/8``-zCDP (Cesar & Rogers 2021); with
+``epsilon = sqrt(8 rho_j)`` and a true utility change ``D``, one median costs
+``(D / Delta_u)^2 rho_j``, and the ``d`` coordinates and four steps add up by adaptive
+composition (Bun & Steinke 2016).  The clipped mean moves by at most ``2C/n`` in l2
+under either relation (``n`` public, as in the authors' code), so step 4 is
+``rho_M``-zCDP under both.  One row of ``X`` is three of the ``3n`` shifted rows:
 
-``accounting="published"`` calibrates every step exactly as the authors' code does
-(for reproducing their data): they divide the budget of steps 1-2 by 3 for the
-copies (the utility then changes by 3, which in zCDP costs the square, 9) and give
-the exponential mechanism the sensitivity ``max(q, 1 - q)`` (``1/2`` at the median,
-right for one value added or removed), while the mean's noise (sensitivity ``2C/n``)
-is right under replacement and under addition or removal alike.  By the composition
-bound of the accounting above, under replacement steps 1-2 then spend up to
-``(3 / (1/2))^2 / 3 = 12`` times their nominal budget (4 times without copies) and
-step 3 up to ``1 / max(q, 1-q)^2`` times; ``PLANResult.rho_spent`` reports this bound
-for the whole run (intermediate results included; the exact Renyi divergence of one
-median on adversarial neighbours nearly attains the 12, see the chapter "PLAN,
-reproduced").  Under addition or removal, one row moves the utility by ``3/2``, and
-the centre's bound is 3 times its nominal budget.
+* ``"add_remove"`` (the default): neighbours add or remove one row, the relation the
+  authors' code is written for (its PrivQuantile, Kaplan, Schnapp & Stemmer's, is called
+  with ``swap=None``: sensitivity ``max(q, 1 - q)``, right for one value added or
+  removed).  Adding a row adds three values, so the utility moves by
+  ``3 max(q, 1 - q)``; each median of steps 1-2 gets ``rho_j / 9`` with the sensitivity
+  ``max(q, 1 - q)``, the norm quantile of step 3 (one norm per row) ``rho_C`` with
+  ``max(q, 1 - q)``: the whole is ``rho``-zCDP under addition or removal.  (Step 2 is
+  counted as the authors count it, three values per row; we have not checked how the
+  shuffled pairing couples when the number of rows changes.)
+* ``"replace"`` (``"zcdp"``, its earlier name, is kept): neighbours replace one row,
+  the convention of the rest of the book.  One row moves any rank in steps 1-2 by at
+  most 3 (each of the three rows is in one pair), the norm rank of step 3 by 1; each
+  median gets ``rho_j`` with ``Delta_u = 3`` (1 without copies), step 3 ``rho_C`` with
+  ``Delta_u = 1``: the whole is ``rho``-zCDP under replacement.  It is the authors'
+  code with ``swap=True`` and the budget of steps 1-2 divided by 9.
+* ``"published"``: the authors' code exactly (to reproduce their data): the budget of
+  steps 1-2 divided by 3 where zCDP needs 9 (a utility that moves 3 times as much costs
+  9 times), sensitivity ``max(q, 1 - q)``.  Under addition or removal the medians of
+  steps 1-2 then spend up to ``(3/2 / (1/2))^2 / 3 = 3`` times their nominal budget, the
+  whole run (default shares) ``3 rho/4 + 3 rho/4 = 1.5 rho``; under replacement up to
+  ``(3 / (1/2))^2 / 3 = 12`` times, about ``3.76 rho`` for the run.
+
+The two bounds of every run are ``PLANResult.rho_spent`` (replacement) and
+``PLANResult.rho_spent_add_remove``: with ``"add_remove"`` the first is about
+``4 rho_P + rho_C / max(q, 1-q)^2 + rho_M`` (``1.75 rho`` at the default shares), with
+``"replace"`` the second is at most ``rho``.  These bound the run with its intermediate
+results; the chapter "PLAN, reproduced" computes the exact Renyi divergence of one
+median on adversarial neighbours, which nearly attains the factors 12 and 3.
+
+Where the replacement calibration breaks down: the medians of step 1 get
+``1/(2 sqrt 3) = 0.29`` of the per-rank weight ``epsilon / (2 Delta_u)`` of the authors'
+code (``1/sqrt 3 = 0.58`` of it with ``"add_remove"``).  In PLAN's own regime (large universes, ``rho_j = rho / (16 d)``) the
+centre then lands outside the data in some coordinates and the error explodes:
+gaussianB, ``d = 512``, ``r = 2``, ``rho = 1/16`` (``n = 10^4``), 50 runs each: mean
+error ``1.7e5`` with ``"replace"`` (about 22,000 times, four orders of magnitude above
+the published ``7.9``), ``29.9`` with ``"add_remove"`` (3.8 times: the price of the
+correct division by 9), ``7.45`` with ``"published"`` (10 runs); at gaussianC,
+``d = 64``, ``rho = 1/8`` the three agree within two standard errors (table
+"plan-tab-fix" of the chapter "PLAN, reproduced").
 """
 
 from __future__ import annotations
@@ -89,7 +111,20 @@ __all__ = ["PLANResult", "exponential_quantiles", "plan_mean"]
 
 _MIN_VALUE = 1e-30      # the authors' util.constants.MIN_VALUE (floors and interval lengths)
 _BLOCK_ELEMENTS = 1 << 21   # float64 elements per temporary block (16 MB)
-_ACCOUNTING = ("zcdp", "published")
+#: accepted values of ``accounting`` -> the calibration they name ("zcdp" is the
+#: earlier name of "replace", kept valid)
+_ACCOUNTING = {"add_remove": "add_remove", "replace": "replace", "zcdp": "replace",
+               "published": "published"}
+
+
+def _calibration(accounting: str, budget: float, q: float, copies: int) -> tuple[float, float]:
+    """(zCDP budget, utility sensitivity) given to one exponential mechanism on the
+    ``copies`` shifted copies, for a step whose nominal budget is ``budget``."""
+    if accounting == "published":       # the authors' code: budget / 3, swap=None
+        return budget / copies, max(q, 1.0 - q)
+    if accounting == "add_remove":      # their sensitivity, budget / 3^2
+        return budget / copies**2, max(q, 1.0 - q)
+    return budget, float(copies)        # replacement: one row moves a rank by `copies`
 
 
 @overflow_guard
@@ -211,7 +246,11 @@ class PLANResult:
     rho_spent : float
         The zCDP bound of the run under replacement neighbours, by adaptive
         composition of the steps' costs (intermediate results included): ``rho``
-        with ``accounting="zcdp"``, more with ``accounting="published"``.
+        with ``accounting="replace"``, more with ``"add_remove"`` and ``"published"``.
+    rho_spent_add_remove : float
+        The same bound under neighbours that add or remove a row: ``rho`` with
+        ``accounting="add_remove"``, at most ``rho`` with ``"replace"``, more with
+        ``"published"``.
     """
 
     mean: NDArray[np.float64]
@@ -223,6 +262,7 @@ class PLANResult:
     clipped: int
     noise_sd: float
     rho_spent: float
+    rho_spent_add_remove: float
 
 
 def _universe(universe: object) -> tuple[float, float]:
@@ -271,7 +311,7 @@ def plan_mean(
     *,
     rng: np.random.Generator,
     scaled: bool = True,
-    accounting: str = "zcdp",
+    accounting: str = "add_remove",
     prep_share: float = 0.25,
     center_share: float = 0.25,
     radius_share: float = 0.25,
@@ -292,7 +332,8 @@ def plan_mean(
     quarter of that for the centre, a quarter of the rest for the radius, one pair
     per variance group with the chi-square correction, clipping at 2 estimated
     standard deviations with the regularisation, copies shifted by +-0.1,
-    ``beta = 0.1``), except ``accounting``: see below.
+    ``beta = 0.1``), except ``accounting``: the default calibrates their relation
+    (add/remove neighbours) correctly, where their code divides by 3 instead of 9.
 
     Parameters
     ----------
@@ -307,10 +348,16 @@ def plan_mean(
         Source of all randomness (keyword-only).
     scaled : bool, optional
         ``False`` is the authors' PLAN-NOSCALE (no variance step, no scaling).
-    accounting : {"zcdp", "published"}, optional
-        ``"zcdp"`` (default): the run is ``rho``-zCDP under replacement neighbours.
-        ``"published"``: the calibration of the authors' code (to reproduce their
-        data); its composition bound is larger, reported in ``rho_spent``.
+    accounting : {"add_remove", "replace", "zcdp", "published"}, optional
+        The neighbour relation the run is ``rho``-zCDP for (module docstring).
+        ``"add_remove"`` (default): one row added or removed, the authors' relation
+        (their calibration with the budget of the copies divided by 9, not 3).
+        ``"replace"``: one row replaced, the book's convention (``"zcdp"`` is its
+        earlier name, kept); in PLAN's high-dimensional settings its centre
+        step often fails (module docstring: gaussianB, ``d = 512``, ``rho = 1/16``).
+        ``"published"``: the authors' code as it is (to reproduce their data); it
+        is not ``rho``-zCDP under either relation (``rho_spent`` and
+        ``rho_spent_add_remove`` report its bounds: ``3.76 rho`` and ``1.5 rho``).
     prep_share, center_share, radius_share : float, optional
         Budget shares in ``(0, 1)``: steps 1-2, the centre within them, step 3
         within the rest.
@@ -343,10 +390,11 @@ def plan_mean(
     Departures from the authors' code (``plan/mean_estimation.py``,
     ``kaplan_et_al/single_quantile_algo.py``, ``simulations/baseline_comparison.py``):
 
-    * ``accounting="zcdp"`` (default) gives every exponential mechanism the
-      sensitivity of replacement neighbours on the copies (3, or 1 without copies,
-      and 1 for the norms) and the full per-coordinate budget; their calibration
-      (divide by 3, sensitivity ``max(q, 1 - q)``) is ``accounting="published"``.
+    * ``accounting="add_remove"`` (default) divides the budget of the copies by 9
+      where theirs divides by 3; ``"replace"`` gives every exponential mechanism
+      the sensitivity of replacement neighbours on the copies (3, or 1 without
+      copies, and 1 for the norms) and the full per-coordinate budget; their own
+      calibration is ``accounting="published"``.
     * Randomness comes from one ``numpy.random.Generator`` (theirs: numpy's global
       state, and an unseeded ``default_rng()`` for the shuffle); the exponential
       mechanism samples by the Gumbel-max trick (theirs: the equivalent "racing"
@@ -390,7 +438,7 @@ def plan_mean(
     check_rng("rng", rng)
     scaled = check_bool("scaled", scaled)
     if not isinstance(accounting, str) or accounting not in _ACCOUNTING:
-        raise ValueError(f"accounting must be one of {_ACCOUNTING}, got {accounting!r}")
+        raise ValueError(f"accounting must be one of {tuple(_ACCOUNTING)}, got {accounting!r}")
     ps = check_probability("prep_share", prep_share)
     cs = check_probability("center_share", center_share)
     qs = check_probability("radius_share", radius_share)
@@ -400,23 +448,21 @@ def plan_mean(
     regularize = check_bool("regularize", regularize)
     a = check_real("shift", shift, low=0.0, high=hi - lo)
     b = check_probability("beta", beta)
-    published = accounting == "published"
+    accounting = _ACCOUNTING[accounting]
 
     copies = 3 if a > 0 else 1
     m3 = copies * n
     rho_prep = ps * r
     per_coord = rho_prep / d
     c_share = cs if scaled else 1.0
-    spent = 0.0
+    spent = spent_ar = 0.0
 
     def em(values, q, low, high, budget):
-        """One exponential mechanism per column; returns values and zCDP spent."""
-        if published:
-            rb, sens = budget / copies, max(q, 1.0 - q)
-        else:
-            rb, sens = budget, float(copies)
+        """One exponential mechanism per column; returns values and the zCDP bound it
+        spends under replacement and under addition or removal of a row."""
+        rb, sens = _calibration(accounting, budget, q, copies)
         out = exponential_quantiles(values, q, low, high, rb, rng=rng, sensitivity=sens)
-        return out, (copies / sens) ** 2 * rb
+        return out, (copies / sens) ** 2 * rb, (copies * max(q, 1.0 - q) / sens) ** 2 * rb
 
     # step 1: the centre, per coordinate, on the shifted copies
     center = np.empty(d)
@@ -424,8 +470,9 @@ def plan_mean(
     cost = 0.0
     for start in range(0, d, cols):
         block = _copies(data[:, start:start + cols], a, lo, hi)
-        center[start:start + cols], cost = em(block, 0.5, lo, hi, per_coord * c_share)
+        center[start:start + cols], cost, cost_ar = em(block, 0.5, lo, hi, per_coord * c_share)
     spent += d * cost
+    spent_ar += d * cost_ar
 
     # step 2: the variances from pairs of the shuffled copies
     variances = np.zeros(d)
@@ -435,8 +482,9 @@ def plan_mean(
         for start in range(0, d, cols):
             block = _copies(data[:, start:start + cols], a, lo, hi)
             vals = _pair_values(block, perm, k)
-            variances[start:start + cols], cost = em(vals, 0.5, 0.0, top, per_coord * (1 - cs))
+            variances[start:start + cols], cost, cost_ar = em(vals, 0.5, 0.0, top, per_coord * (1 - cs))
         spent += d * cost
+        spent_ar += d * cost_ar
         if chi_square:
             variances /= (1.0 - 2.0 / (9.0 * k)) ** 3
 
@@ -460,14 +508,17 @@ def plan_mean(
     kk = (math.sqrt(n) + math.sqrt(T / 2.0 * math.log(T / b) / rho_c)) / n
     q = max(1.0 - kk, 0.0)
     upper = math.sqrt(max(math.log(d), math.log(2.0)) * math.log(1.0 / b) * float(np.sum(std)))
-    sens = max(q, 1.0 - q) if published else 1.0
+    sens = 1.0 if accounting == "replace" else max(q, 1.0 - q)
     C = float(exponential_quantiles(norms, q, 0.0, upper, rho_c, rng=rng, sensitivity=sens)[0])
     spent += rho_c / sens**2
+    spent_ar += (max(q, 1.0 - q) / sens) ** 2 * rho_c
 
     # step 4: clipped mean, Gaussian noise, back to the data's coordinates
     Y, clipped = _clip_rows(Y, C)
     sd = math.sqrt(2.0 * C**2 / rho_m) / n
     noisy = Y.mean(axis=0) + sd * rng.standard_normal(d)
     spent += rho_m
+    spent_ar += rho_m
     mean = noisy / scaling + center
-    return PLANResult(mean, center, variances, scaling, C, q, clipped, sd, float(spent))
+    return PLANResult(mean, center, variances, scaling, C, q, clipped, sd, float(spent),
+                      float(spent_ar))

@@ -60,23 +60,24 @@ inside :func:`analytic_sigma` run exactly the same arithmetic.
 
 from __future__ import annotations
 
+import inspect
 import math
 import struct
+from fractions import Fraction
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
-from scipy import optimize
 from scipy.special import erfc, erfcx, log_ndtr, ndtr
 
-from egmlib._validation import check_array, check_positive, check_probability, check_real, overflow_guard
+from egmlib._validation import check_array, check_positive, check_probability, check_real, overflow_guard, warn_caller
 
 __all__ = [
     "classic_sigma",
     "gaussian_delta",
     "analytic_sigma",
-    "rho_for",
-    "zcdp_delta",
-    "zcdp_to_epsilon_delta",
+    "gaussian_rho",
+    "gaussian_zcdp_delta",
+    "gaussian_zcdp_epsilon",
     "zcdp_epsilon_bound",
     "zcdp_epsilon_cks",
     "rho_for_cks",
@@ -310,34 +311,95 @@ def classic_sigma(epsilon: float, delta: float, sensitivity: float = 1.0) -> flo
     return sens * math.sqrt(2.0 * math.log(1.25 / dlt)) / eps
 
 
+# Safe rounding of the profile.  _profile has relative error below _PROFILE_RTOL
+# wherever its result is a normal double (>= 2.2e-308); in the subnormal range the
+# product e_u * diff / 2 adds an absolute error below one unit 2**-1074.
+_SUBNORMAL_STEPS = 2
+
+
+def _round_up_delta(d: float) -> float:
+    """An upper bound on the exact profile whose evaluation by :func:`_profile` gave ``d``.
+
+    ``d / (1 - r)`` bounds it when the relative error is below ``r`` (normal range);
+    two steps of ``nextafter`` cover the rounding of that division and, below the normal
+    range, the absolute error of the last product.  Never 0: an underflowed profile
+    (``u > 40``: the exact value is below ``Phi(-40) < 1e-349``) becomes the
+    smallest positive double.
+    """
+    if d >= 1.0:
+        return 1.0
+    up = d / (1.0 - _PROFILE_RTOL)
+    for _ in range(_SUBNORMAL_STEPS):
+        up = math.nextafter(up, math.inf)
+    return min(up, 1.0)
+
+
+def _delta_up(s: float, eps: float) -> float:
+    """Upper bound on the exact profile ``delta(s)`` for unit sensitivity (see :func:`gaussian_delta`)."""
+    if not s > 0.0:
+        return 1.0
+    if s > _HUGE:
+        # delta(s, eps) <= delta(s, 0) = erf(1 / (2 sqrt 2 s)) <= 1 / (sqrt(2 pi) s)
+        up = 1.0 / (_SQRT_2PI * s)
+        for _ in range(4):
+            up = math.nextafter(up, math.inf)
+        return min(up, 1.0)
+    if eps > _HUGE or eps * s > _HUGE or 0.5 / s > _HUGE:
+        return 1.0      # outside the accurate evaluation: the safe limit
+    return _round_up_delta(_profile(s, eps)[0])
+
+
+def _gaussian_delta(sigma: ArrayLike, epsilon: float, sensitivity: float) -> float | NDArray[np.float64]:
+    arr = check_array("sigma", sigma, ndim=None, positive=True)
+    eps = check_positive("epsilon", epsilon)
+    sens = check_positive("sensitivity", sensitivity)
+    if arr.ndim == 0:
+        return _delta_up(float(arr) / sens, eps)
+    out = np.fromiter((_delta_up(float(x) / sens, eps) for x in arr.ravel()), dtype=np.float64, count=arr.size)
+    return out.reshape(arr.shape)
+
+
+_MISSING = object()
+
+
 @overflow_guard
 def gaussian_delta(
-    sigma: ArrayLike, epsilon: float, sensitivity: float = 1.0
+    *args: object, sigma: ArrayLike = _MISSING, epsilon: float = _MISSING, sensitivity: float = 1.0
 ) -> float | NDArray[np.float64]:
-    r"""Exact privacy profile of the Gaussian mechanism (Balle and Wang, Theorem 8).
+    r"""Exact privacy profile of the Gaussian mechanism (Balle and Wang, Theorem 8), rounded up.
+
+    Call as ``gaussian_delta(epsilon, sigma=..., sensitivity=...)`` or with all
+    arguments by keyword.  ``sigma`` is keyword-only: it and ``epsilon`` are both
+    positive numbers, and swapping them gives a wrong ``delta`` without an error.
+    The old positional form ``gaussian_delta(sigma, epsilon[, sensitivity])`` still
+    works for one release and emits a ``DeprecationWarning``.
 
     Parameters
     ----------
-    sigma : float or array_like
-        Standard deviation(s) of the noise, each finite and ``> 0``.
     epsilon : float
         Privacy loss bound, finite and ``> 0``.
+    sigma : float or array_like
+        Standard deviation(s) of the noise, each finite and ``> 0`` (keyword-only).
     sensitivity : float, default 1.0
-        l2-sensitivity ``Delta``, finite and ``> 0``.
+        l2-sensitivity ``Delta``, finite and ``> 0`` (keyword-only).
 
     Returns
     -------
     float or numpy.ndarray
-        The smallest ``delta`` for which adding ``N(0, sigma^2)`` noise is
-        ``(epsilon, delta)``-DP: a float for scalar ``sigma``, else an array of
-        ``sigma``'s shape.  Values lie in ``[0, 1]`` and decrease in ``sigma``
-        and in ``epsilon``; below about ``1e-308`` they underflow.
+        An upper bound, tight to about ``1e-14`` relative, on the smallest ``delta``
+        for which adding ``N(0, sigma^2)`` noise is ``(epsilon, delta)``-DP: a float
+        for scalar ``sigma``, else an array of ``sigma``'s shape.  Values lie in
+        ``(0, 1]`` and decrease in ``sigma`` and in ``epsilon``.  Where the exact
+        value underflows (below about ``1e-308``) the bound is absolute: the
+        smallest positive doubles, never 0.
 
     Raises
     ------
     ValueError
         If an entry of ``sigma``, ``epsilon`` or ``sensitivity`` is not
         positive, or is NaN or infinite.
+    TypeError
+        If ``sigma`` or ``epsilon`` is missing, or given twice.
 
     Notes
     -----
@@ -349,10 +411,17 @@ def gaussian_delta(
             &\quad - e^{\varepsilon}\,\Phi\Big(-\frac{1}{2s} - \varepsilon s\Big).
 
     It is evaluated without cancellation or overflow, as the module docstring
-    describes: relative error below ``2.5e-15`` against mpmath for
-    ``epsilon`` in ``[1e-4, 1e3]`` and results down to ``1e-300``.  Arrays are
-    evaluated element by element (a few to a few tens of microseconds each), so that every
-    element gets exactly the arithmetic of a scalar call.
+    describes: relative error below ``2.5e-15`` against mpmath (tested) where the
+    result is a normal double.  *Rounded toward privacy by construction*: the
+    evaluation ``d`` is divided by ``1 - r`` with ``r = 1e-14`` (four times the
+    tested error bound) and moved up two doubles (the rounding of the division,
+    and the absolute error of at most one unit ``2^-1074`` of the last product
+    when the result is subnormal).  So the returned value is never below the exact
+    profile; ``tests/test_privacy_rounding.py`` checks this against mpmath.
+    Outside the accurate evaluation (``sigma / Delta`` or ``epsilon`` beyond
+    ``1e290``) the safe limits ``1 / (sqrt(2 pi) s)`` or 1 are returned.
+    Arrays are evaluated element by element, so that every element gets exactly
+    the arithmetic of a scalar call.
 
     References
     ----------
@@ -360,20 +429,36 @@ def gaussian_delta(
 
     Examples
     --------
-    >>> print(f"{gaussian_delta(1.0, 1.0):.6f}")
+    >>> print(f"{gaussian_delta(1.0, sigma=1.0):.6f}")
     0.126937
-    >>> print(np.round(gaussian_delta([0.5, 1.0, 2.0], 1.0), 6))
+    >>> print(np.round(gaussian_delta(1.0, sigma=[0.5, 1.0, 2.0]), 6))
     [0.509862 0.126937 0.00683 ]
-    >>> print(f"{gaussian_delta(8.0, 1.0):.4e}")
+    >>> print(f"{gaussian_delta(epsilon=1.0, sigma=8.0):.4e}")
     1.5531e-17
     """
-    arr = check_array("sigma", sigma, ndim=None, positive=True)
-    eps = check_positive("epsilon", epsilon)
-    sens = check_positive("sensitivity", sensitivity)
-    if arr.ndim == 0:
-        return _profile(float(arr) / sens, eps)[0]
-    out = np.fromiter((_profile(float(x) / sens, eps)[0] for x in arr.ravel()), dtype=np.float64, count=arr.size)
-    return out.reshape(arr.shape)
+    if args:
+        if len(args) >= 2 and sigma is _MISSING and epsilon is _MISSING and len(args) <= 3:
+            warn_caller("gaussian_delta(sigma, epsilon) is deprecated: call gaussian_delta(epsilon, "
+                        "sigma=sigma) (sigma is keyword-only); the positional form goes in the next release",
+                        DeprecationWarning)
+            sens = args[2] if len(args) == 3 else sensitivity
+            return _gaussian_delta(args[0], args[1], sens)
+        if len(args) == 1 and epsilon is _MISSING:
+            epsilon = args[0]
+        else:
+            raise TypeError("gaussian_delta takes epsilon as its only positional argument; "
+                            "sigma and sensitivity are keyword-only")
+    if sigma is _MISSING or epsilon is _MISSING:
+        raise TypeError("gaussian_delta needs epsilon and sigma (keyword-only), e.g. gaussian_delta(1.0, sigma=2.0)")
+    return _gaussian_delta(sigma, epsilon, sensitivity)
+
+
+# the documented signature (the *args above only carry the deprecated positional form)
+gaussian_delta.__signature__ = inspect.Signature([
+    inspect.Parameter("epsilon", inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation="float"),
+    inspect.Parameter("sigma", inspect.Parameter.KEYWORD_ONLY, annotation="ArrayLike"),
+    inspect.Parameter("sensitivity", inspect.Parameter.KEYWORD_ONLY, default=1.0, annotation="float"),
+], return_annotation="float | NDArray[np.float64]")
 
 
 def _profile_fast(s: float, eps: float) -> tuple[float, float] | None:
@@ -474,7 +559,7 @@ class _Acceptance:
     def __call__(self, sigma: float) -> bool:
         """Whether ``sigma`` passes the rounding-safe acceptance test."""
         s1 = sigma / self.sens  # exactly as gaussian_delta computes it
-        if self._delta(s1) > self.target:
+        if _round_up_delta(self._delta(s1)) > self.target:
             return False
         return self._delta(math.nextafter(s1, 0.0)) <= self.target * (1.0 - _PROFILE_RTOL)
 
@@ -524,8 +609,8 @@ def analytic_sigma(epsilon: float, delta: float, sensitivity: float = 1.0) -> fl
 
     Notes
     -----
-    ``sigma*`` solves :func:`gaussian_delta` ``(sigma*, epsilon, Delta) =
-    delta`` (the profile decreases in ``sigma``); it is ``Delta`` times
+    ``sigma*`` solves ``delta(sigma*) = delta`` for the exact profile of
+    :func:`gaussian_delta` (it decreases in ``sigma``); it is ``Delta`` times
     ``sigma_opt`` of equation (2) of the study.  A safeguarded Newton
     iteration in ``(log sigma, log delta)`` finds it to a few ulps, using the
     exact derivative ``d delta / ds = -phi(u) / s^2``: the plain formula with
@@ -535,8 +620,8 @@ def analytic_sigma(epsilon: float, delta: float, sensitivity: float = 1.0) -> fl
     moved across neighbouring doubles (galloping, then bisection on the bit
     patterns) to the smallest ``sigma`` with
 
-    * ``gaussian_delta(sigma, epsilon, Delta) <= delta`` (so this holds exactly
-      in floating point), and
+    * ``gaussian_delta(epsilon, sigma=sigma, sensitivity=Delta) <= delta`` (so
+      this holds exactly in floating point, for the rounded-up profile), and
     * ``delta_hat(s0) <= delta (1 - r)``, where ``s0`` is the double just below
       ``fl(sigma / Delta)`` and ``r = 1e-14`` bounds the relative error of the
       profile evaluation ``delta_hat``.
@@ -558,7 +643,7 @@ def analytic_sigma(epsilon: float, delta: float, sensitivity: float = 1.0) -> fl
     >>> sigma = analytic_sigma(0.5, 1e-5)
     >>> print(f"{sigma:.6f}")
     7.031827
-    >>> print(gaussian_delta(sigma, 0.5) <= 1e-5, sigma < classic_sigma(0.5, 1e-5))
+    >>> print(gaussian_delta(0.5, sigma=sigma) <= 1e-5, sigma < classic_sigma(0.5, 1e-5))
     True True
     >>> print(f"{analytic_sigma(10.0, 1e-12, sensitivity=3.0):.6f}")
     2.233837
@@ -608,26 +693,49 @@ def _total_rho(rho: object) -> float:
     return check_real("rho", rho, low=0.0, high=_RHO_MAX, low_open=True)
 
 
+_U = 2.0**-53                  # unit roundoff of float64
+_EPS_FLOOR = 1e-12             # smallest epsilon the zCDP conversions report (a safe floor)
+
+
+def _ratio_down(r: float) -> float:
+    """``s = 1 / sqrt(2 rho)`` rounded down, verified in exact rational arithmetic: ``2 rho s^2 <= 1``.
+
+    ``s`` is the noise-to-sensitivity ratio of the one Gaussian mechanism a composition
+    with total ``rho`` equals; the profile decreases in ``s``, so a smaller ``s`` gives a
+    larger (safe) ``delta`` and ``epsilon``.  The float formula is within two ulps, so
+    the loop takes at most a few steps.
+    """
+    s = 1.0 / math.sqrt(2.0 * r)
+    two_r = 2 * Fraction(r)
+    while two_r * Fraction(s) ** 2 > 1:
+        s = math.nextafter(s, 0.0)
+    return s
+
+
 # --------------------------------------------------------------------------
 # zCDP accounting: a composition of Gaussian mechanisms is one Gaussian mechanism
 # --------------------------------------------------------------------------
 @overflow_guard
-def rho_for(epsilon: float, delta: float) -> float:
-    """The total zCDP budget whose Gaussian mechanism is exactly ``(epsilon, delta)``-DP.
+def gaussian_rho(epsilon: float, delta: float) -> float:
+    """The total zCDP budget whose Gaussian mechanism is exactly ``(epsilon, delta)``-DP, rounded down.
+
+    Exact only for compositions of Gaussian mechanisms (every estimator in this book);
+    for a general ``rho``-zCDP mechanism use :func:`rho_for_cks`.
 
     Parameters
     ----------
     epsilon : float
-        ``> 0``.
+        ``1e-12 <= epsilon <= 1e12``.
     delta : float
-        In ``(0, 1)``.
+        ``1e-300 <= delta < 1``.
 
     Returns
     -------
     float
         ``rho = 1 / (2 s^2)`` with ``s = analytic_sigma(epsilon, delta)``: the largest
-        ``rho`` such that any composition of Gaussian mechanisms with budgets
-        ``rho_i``, ``sum rho_i = rho``, is ``(epsilon, delta)``-DP.
+        ``rho`` (to about ``3e-14`` relative, never above the exact one) such that any
+        composition of Gaussian mechanisms with budgets ``rho_i``, ``sum rho_i = rho``,
+        is ``(epsilon, delta)``-DP.
 
     Raises
     ------
@@ -642,6 +750,9 @@ def rho_for(epsilon: float, delta: float) -> float:
     ``N(rho, 2 rho)`` with ``rho = sum rho_i``: exactly one Gaussian mechanism with
     ``(Delta / sigma)^2 = 2 rho`` (Gaussian DP with ``mu = sqrt(2 rho)``).  Its
     ``(epsilon, delta)`` curve is the exact profile of :func:`gaussian_delta`.
+    *Rounded toward privacy by construction*: ``s`` is never below the exact
+    ``sigma*`` (:func:`analytic_sigma`), and ``1 / (2 s^2)`` is moved down until
+    ``2 rho s^2 <= 1`` holds in exact rational arithmetic.
 
     References
     ----------
@@ -649,33 +760,44 @@ def rho_for(epsilon: float, delta: float) -> float:
 
     Examples
     --------
-    >>> print(round(rho_for(1.0, 1e-6), 6))
+    >>> print(round(gaussian_rho(1.0, 1e-6), 6))
     0.028014
     """
     s = analytic_sigma(epsilon, delta)
-    return 0.5 / (s * s)
+    r = 0.5 / (s * s)
+    bound = Fraction(1, 2) / Fraction(s) ** 2
+    while Fraction(r) > bound:
+        r = math.nextafter(r, 0.0)
+    return r
 
 
 @overflow_guard
-def zcdp_delta(rho: float, epsilon: float) -> float:
-    """The exact ``delta(epsilon)`` of a composition of Gaussian mechanisms with total ``rho``.
+def gaussian_zcdp_delta(rho: float, *, epsilon: float) -> float:
+    """The exact ``delta(epsilon)`` of a composition of Gaussian mechanisms with total ``rho``, rounded up.
+
+    Exact only for compositions of Gaussian mechanisms.
 
     Parameters
     ----------
     rho : float
         Total zCDP budget in ``(0, 1e150]``.
     epsilon : float
-        ``> 0``.
+        ``> 0`` (keyword-only).
 
     Returns
     -------
     float
-        ``gaussian_delta(1 / sqrt(2 rho), epsilon)``.
+        ``gaussian_delta(epsilon, sigma=1 / sqrt(2 rho))``, never below the exact value.
 
     Raises
     ------
     ValueError
         On invalid arguments.
+
+    Notes
+    -----
+    The ratio ``1 / sqrt(2 rho)`` is rounded down (verified in exact rational
+    arithmetic) and the profile rounded up (:func:`gaussian_delta`): both toward privacy.
 
     References
     ----------
@@ -683,38 +805,52 @@ def zcdp_delta(rho: float, epsilon: float) -> float:
 
     Examples
     --------
-    >>> print(f"{zcdp_delta(rho_for(1.0, 1e-6), 1.0):.3e}")
+    >>> print(f"{gaussian_zcdp_delta(gaussian_rho(1.0, 1e-6), epsilon=1.0):.3e}")
     1.000e-06
     """
     r = _total_rho(rho)
     eps = check_positive("epsilon", epsilon)
-    return float(gaussian_delta(1.0 / math.sqrt(2.0 * r), eps))
+    return _delta_up(_ratio_down(r), eps)
 
 
 @overflow_guard
-def zcdp_to_epsilon_delta(rho: float, delta: float) -> float:
-    """The smallest ``epsilon`` at which total zCDP budget ``rho`` is ``(epsilon, delta)``-DP.
+def gaussian_zcdp_epsilon(rho: float, *, delta: float) -> float:
+    """The smallest ``epsilon`` at which a composition of Gaussian mechanisms with total ``rho`` is ``(epsilon, delta)``-DP.
 
-    Valid for compositions of Gaussian mechanisms (which is what every estimator
-    here is).  Inverse of :func:`rho_for` in ``rho``.
+    Exact only for compositions of Gaussian mechanisms (every estimator in this
+    book); for a general ``rho``-zCDP mechanism use :func:`zcdp_epsilon_cks`.  Inverse
+    of :func:`gaussian_rho` in ``rho``.
 
     Parameters
     ----------
     rho : float
         Total zCDP budget in ``(0, 1e150]``.
     delta : float
-        In ``(0, 1)``.
+        In ``(0, 1)`` (keyword-only).
 
     Returns
     -------
     float
-        The root of ``zcdp_delta(rho, epsilon) = delta`` (Brent's method), or ``0.0``
-        when ``zcdp_delta(rho, 0) <= delta`` already.
+        The ``epsilon`` with ``gaussian_zcdp_delta(rho, epsilon=epsilon) <= delta``,
+        never below the exact root and above it by about ``1e-13`` relative; at least
+        ``1e-12`` (when the exact root is smaller, ``1e-12`` is returned: safe).
 
     Raises
     ------
     ValueError
         On invalid arguments.
+
+    Notes
+    -----
+    The root of ``log delta_up(eps) = log delta`` by Brent's method in ``log eps``,
+    bracketed by ``1e-12`` and the usual bound :func:`zcdp_epsilon_bound` (valid for
+    every ``rho``-zCDP mechanism, doubled while the rounded profile still exceeds
+    ``delta``), ``delta_up`` the rounded-up profile of :func:`gaussian_zcdp_delta`.
+    *Rounded toward privacy by construction*: the result is moved up until
+    ``delta_up(eps) <= delta`` holds for the returned double, and ``delta_up`` is an
+    upper bound on the exact profile.  Never a math domain error: the rounded
+    profile is positive everywhere (where the exact one underflows it is the
+    smallest positive double).
 
     References
     ----------
@@ -722,28 +858,56 @@ def zcdp_to_epsilon_delta(rho: float, delta: float) -> float:
 
     Examples
     --------
-    >>> print(round(zcdp_to_epsilon_delta(0.5, 1e-6), 4))
+    >>> print(round(gaussian_zcdp_epsilon(0.5, delta=1e-6), 4))
     4.8866
+    >>> print(round(gaussian_zcdp_epsilon(gaussian_rho(0.1, 1e-6), delta=1e-6), 12))
+    0.1
     """
     r = _total_rho(rho)
     dl = check_probability("delta", delta)
-    sigma = 1.0 / math.sqrt(2.0 * r)
+    s = _ratio_down(r)
+    log_dl = math.log(dl)
 
-    def excess(eps: float) -> float:
-        return math.log(float(gaussian_delta(sigma, eps))) - math.log(dl)
+    def safe(eps: float) -> bool:
+        return _delta_up(s, eps) <= dl
 
-    lo = 1e-12
-    if excess(lo) <= 0.0:
-        return 0.0
-    hi = zcdp_epsilon_bound(r, dl) + 1.0
-    while excess(hi) > 0.0:
+    lo = _EPS_FLOOR
+    if safe(lo):
+        return lo
+    hi = r + 2.0 * math.sqrt(r * -math.log(dl))
+    for _ in range(64):
+        if safe(hi):
+            break
         hi *= 2.0
-    return float(optimize.brentq(excess, lo, hi, xtol=1e-14, rtol=1e-13))
+    else:  # pragma: no cover - the usual bound holds for every rho-zCDP mechanism
+        raise ValueError(f"no epsilon found for rho={rho!r}, delta={delta!r}")
+
+    def excess(log_eps: float) -> float:
+        return math.log(_delta_up(s, math.exp(log_eps))) - log_dl
+
+    from scipy import optimize
+
+    eps = math.exp(optimize.brentq(excess, math.log(lo), math.log(hi), xtol=1e-15, rtol=8 * _U))
+    return _step_up_until(safe, eps, hi)
+
+
+def _step_up_until(ok, x: float, limit: float) -> float:
+    """The first of ``x (1 + k 2^-52)``, ``k = 0, 1, 2, 4, ...``, for which ``ok`` holds (``limit`` holds)."""
+    k = 0.0
+    y = x
+    while not ok(y):
+        k = 1.0 if k == 0.0 else 2.0 * k
+        y = x * (1.0 + k * 2.0**-52)
+        if y >= limit:
+            return limit
+    return y
 
 
 @overflow_guard
 def zcdp_epsilon_bound(rho: float, delta: float) -> float:
-    """The usual conversion ``epsilon = rho + 2 sqrt(rho log(1/delta))`` (Bun and Steinke).
+    """The usual conversion ``epsilon = rho + 2 sqrt(rho log(1/delta))`` (Bun and Steinke), rounded up.
+
+    Valid for every ``rho``-zCDP mechanism.
 
     Parameters
     ----------
@@ -755,12 +919,18 @@ def zcdp_epsilon_bound(rho: float, delta: float) -> float:
     Returns
     -------
     float
-        An upper bound on :func:`zcdp_to_epsilon_delta`.
+        An upper bound on :func:`zcdp_epsilon_cks` and :func:`gaussian_zcdp_epsilon`.
 
     Raises
     ------
     ValueError
         On invalid arguments.
+
+    Notes
+    -----
+    *Rounded toward privacy by construction*: the five floating-point operations
+    (log, product, square root, scaling, sum of positives) have a relative error
+    below ``6 u`` (``u = 2^-53``); the result is moved up eight doubles.
 
     References
     ----------
@@ -773,19 +943,51 @@ def zcdp_epsilon_bound(rho: float, delta: float) -> float:
     """
     r = check_positive("rho", rho)
     dl = check_probability("delta", delta)
-    return r + 2.0 * math.sqrt(r * math.log(1.0 / dl))
+    e = r + 2.0 * math.sqrt(r * -math.log(dl))
+    for _ in range(8):
+        e = math.nextafter(e, math.inf)
+    return e
+
+
+def _cks_terms(s: float, r: float, L: float) -> tuple[float, float, float, float]:
+    """The three terms of CKS's bound at ``alpha = 1 + e`` with ``e = fl(e^s)``, and ``log alpha``.
+
+    ``alpha rho``, ``(L - log alpha) / (alpha - 1)`` and ``log(1 - 1/alpha) = -log1p(1/e)``
+    (no cancellation: ``s - log alpha`` would lose ``log alpha`` ulps); all three are
+    evaluated for the same ``alpha``, the one whose ``alpha - 1`` is the double ``e``.
+    """
+    e = math.exp(s)
+    log_alpha = math.log1p(e)
+    return (1.0 + e) * r, (L - log_alpha) / e, -math.log1p(1.0 / e), log_alpha
 
 
 def _cks_objective(s: float, r: float, L: float) -> float:
     """CKS's bound at alpha = 1 + e^s: alpha rho + (L + (alpha-1) log(1-1/alpha) - log alpha) / (alpha-1)."""
-    e = math.exp(s)
-    log_alpha = math.log1p(e)
-    return (1.0 + e) * r + (L - log_alpha) / e + (s - log_alpha)
+    t1, t2, t3, _ = _cks_terms(s, r, L)
+    return t1 + t2 + t3
+
+
+def _cks_up(s: float, r: float, L: float) -> float:
+    """An upper bound on the CKS objective at ``alpha = 1 + fl(e^s)``.
+
+    Each term of :func:`_cks_terms` is computed with a relative error of at most
+    ``4 u`` (``(1 + e) r``: two roundings; ``(L - log alpha) / e``: the subtraction
+    errs by at most ``u (L + log alpha)``, plus ``log1p`` and the division;
+    ``-log1p(1/e)``: the reciprocal and ``log1p``), and the two additions by ``u``
+    each of the running magnitude.  ``16 u`` times the sum of the magnitudes (a
+    factor of two to spare) bounds the total error.
+    """
+    t1, t2, t3, log_alpha = _cks_terms(s, r, L)
+    size = abs(t1) + (abs(L) + abs(log_alpha)) / math.exp(s) + abs(t3)
+    return math.nextafter(t1 + t2 + t3 + 16.0 * _U * size, math.inf)
 
 
 @overflow_guard
 def zcdp_epsilon_cks(rho: float, delta: float) -> float:
-    """The conversion of Canonne, Kamath and Steinke: ``rho``-zCDP is ``(epsilon, delta)``-DP.
+    """The conversion of Canonne, Kamath and Steinke: ``rho``-zCDP is ``(epsilon, delta)``-DP, rounded up.
+
+    Valid for every ``rho``-zCDP mechanism (the general conversion; the exact one for
+    compositions of Gaussian mechanisms is :func:`gaussian_zcdp_epsilon`).
 
     Parameters
     ----------
@@ -797,7 +999,7 @@ def zcdp_epsilon_cks(rho: float, delta: float) -> float:
     Returns
     -------
     float
-        ``inf over alpha > 1`` of
+        An upper bound, tight to about ``1e-13`` relative, on ``inf over alpha > 1`` of
         ``alpha rho + (log(1/delta) + (alpha - 1) log(1 - 1/alpha) - log(alpha)) / (alpha - 1)``.
 
     Raises
@@ -810,11 +1012,14 @@ def zcdp_epsilon_cks(rho: float, delta: float) -> float:
     Proposition 12 and Corollary 13 of Canonne, Kamath and Steinke (2020): for any
     ``rho``-zCDP mechanism (Renyi DP of order ``alpha`` at ``alpha rho`` for every
     ``alpha``), the bound above holds for every ``alpha > 1``.  It lies between the
-    exact profile of a Gaussian mechanism (:func:`zcdp_to_epsilon_delta`, which uses
-    that every mechanism here *is* a composition of Gaussian mechanisms) and the usual
+    exact profile of a Gaussian mechanism (:func:`gaussian_zcdp_epsilon`) and the usual
     bound :func:`zcdp_epsilon_bound`.  The infimum is found by Brent's bounded search
     over ``s = log(alpha - 1)`` in ``s0 +- 40``, ``s0 = log(log(1/delta) / rho) / 2``
     (the minimiser is near ``alpha = 1 + sqrt(log(1/delta) / rho)``).
+    *Rounded toward privacy by construction*: since the bound holds at *every*
+    ``alpha``, it suffices to bound the objective at the ``alpha`` found from above:
+    its value plus ``16 u`` times the sum of its terms' magnitudes (``u = 2^-53``; each
+    term errs by at most ``4 u`` relative, see ``_cks_up``), moved up one double.
 
     References
     ----------
@@ -827,17 +1032,21 @@ def zcdp_epsilon_cks(rho: float, delta: float) -> float:
     """
     r = _total_rho(rho)
     dl = check_probability("delta", delta)
-    L = math.log(1.0 / dl)
+    L = -math.log(dl)
     s0 = 0.5 * math.log(L / r)
+    from scipy import optimize
+
     res = optimize.minimize_scalar(_cks_objective, bounds=(s0 - 40.0, s0 + 40.0), args=(r, L),
                                    method="bounded", options={"xatol": 1e-12})
-    best = min(float(res.fun), _cks_objective(s0, r, L))
-    return max(best, 0.0)
+    s_best = float(res.x) if _cks_objective(float(res.x), r, L) <= _cks_objective(s0, r, L) else s0
+    return max(_cks_up(s_best, r, L), 0.0)
 
 
 @overflow_guard
 def rho_for_cks(epsilon: float, delta: float) -> float:
-    """The largest ``rho`` that :func:`zcdp_epsilon_cks` certifies as ``(epsilon, delta)``-DP.
+    """The largest ``rho`` that :func:`zcdp_epsilon_cks` certifies as ``(epsilon, delta)``-DP, rounded down.
+
+    Valid for every ``rho``-zCDP mechanism.
 
     Parameters
     ----------
@@ -850,12 +1059,20 @@ def rho_for_cks(epsilon: float, delta: float) -> float:
     -------
     float
         The root of ``zcdp_epsilon_cks(rho, delta) = epsilon`` in ``rho`` (Brent's method
-        on ``log rho``, bracketed by the usual bound's ``rho`` and :func:`rho_for`).
+        on ``log rho``, bracketed by the usual bound's ``rho`` and :func:`gaussian_rho`),
+        never above the exact root.
 
     Raises
     ------
     ValueError
         On invalid arguments.
+
+    Notes
+    -----
+    *Rounded toward privacy by construction*: the root is moved down until the
+    rounded-up :func:`zcdp_epsilon_cks` of the returned ``rho`` is at most
+    ``epsilon``; that value bounds the exact infimum from above, and the infimum
+    increases in ``rho``.
 
     References
     ----------
@@ -868,18 +1085,58 @@ def rho_for_cks(epsilon: float, delta: float) -> float:
     """
     eps = check_positive("epsilon", epsilon)
     dl = check_probability("delta", delta)
-    L = math.log(1.0 / dl)
-    low = (math.sqrt(L + eps) - math.sqrt(L)) ** 2        # the usual bound, solved for rho
-    high = rho_for(eps, dl)
+    L = -math.log(dl)
+    low = min((eps / (math.sqrt(L + eps) + math.sqrt(L))) ** 2, _RHO_MAX)   # the usual bound, solved for rho
+    high = min(gaussian_rho(min(max(eps, _EPS_MIN), _EPS_MAX), max(dl, _DELTA_MIN)), _RHO_MAX) \
+        if dl < 1.0 else _RHO_MAX
+
+    def safe(r: float) -> bool:
+        return zcdp_epsilon_cks(r, dl) <= eps
+
+    def step_down(r: float) -> float:
+        k, y = 0.0, r
+        while not safe(y):
+            k = 1.0 if k == 0.0 else 2.0 * k
+            y = r * (1.0 - k * 2.0**-52)
+        return y
+
     if not low < high:
-        return low
+        return step_down(low)
 
     def excess(log_r: float) -> float:
         return zcdp_epsilon_cks(math.exp(log_r), dl) - eps
 
-    a, b = math.log(low) - 1e-9, math.log(min(high, _RHO_MAX)) + 1e-9
+    a, b = math.log(low) - 1e-9, math.log(high) + 1e-9
     if excess(a) >= 0.0:
-        return low
+        return step_down(low)
     if excess(b) <= 0.0:
-        return min(high, _RHO_MAX)
-    return float(math.exp(optimize.brentq(excess, a, b, xtol=1e-14, rtol=1e-13)))
+        return step_down(high)
+    from scipy import optimize
+
+    return step_down(float(math.exp(optimize.brentq(excess, a, b, xtol=1e-15, rtol=8 * _U))))
+
+
+# --------------------------------------------------------------------------
+# deprecated names (one release): the exact Gaussian conversions now say "gaussian"
+# --------------------------------------------------------------------------
+def rho_for(epsilon: float, delta: float) -> float:
+    """Deprecated alias of :func:`gaussian_rho` (exact only for Gaussian mechanisms)."""
+    warn_caller("egmlib.privacy.rho_for is deprecated: use gaussian_rho(epsilon, delta) (exact for "
+                "compositions of Gaussian mechanisms) or rho_for_cks (any rho-zCDP mechanism)",
+                DeprecationWarning)
+    return gaussian_rho(epsilon, delta)
+
+
+def zcdp_delta(rho: float, epsilon: float) -> float:
+    """Deprecated alias of :func:`gaussian_zcdp_delta` (exact only for Gaussian mechanisms)."""
+    warn_caller("egmlib.privacy.zcdp_delta is deprecated: use gaussian_zcdp_delta(rho, epsilon=epsilon)",
+                DeprecationWarning)
+    return gaussian_zcdp_delta(rho, epsilon=epsilon)
+
+
+def zcdp_to_epsilon_delta(rho: float, delta: float) -> float:
+    """Deprecated alias of :func:`gaussian_zcdp_epsilon` (exact only for Gaussian mechanisms)."""
+    warn_caller("egmlib.privacy.zcdp_to_epsilon_delta is deprecated: use gaussian_zcdp_epsilon(rho, delta=delta) "
+                "(exact for compositions of Gaussian mechanisms) or zcdp_epsilon_cks (any rho-zCDP mechanism)",
+                DeprecationWarning)
+    return gaussian_zcdp_epsilon(rho, delta=delta)

@@ -41,8 +41,9 @@ from egmlib._validation import check_array, check_bool, check_positive, check_re
 try:  # SymPy is egmlib's one optional dependency, for this module only
     import sympy as sp
 except ImportError as _error:
-    raise ImportError('egmlib.symbolic needs SymPy, which is optional: '
-                      'pip install "egmlib[symbolic]"', name="sympy") from _error
+    raise ImportError('egmlib.symbolic needs SymPy, which is optional: pip install "sympy>=1.13" '
+                      '(egmlib is not on the package index, so "egmlib[symbolic]" cannot be installed by name)',
+                      name="sympy") from _error
 
 __all__ = [
     "GaussianDataSymbols",

@@ -352,10 +352,10 @@ MUTANTS: list[Mutant] = [
     Mutant("ell_optimal_nu_1p5", ELL, "egmlib.elliptical.optimal_t_nu",
            "best nu of the t family 1.5 times too large", times(1.5)),
     # --- the state of the art (zCDP accounting, pipelines) ----------------------------
-    Mutant("sota_rho_for_usual_bound", SOTA, "egmlib.privacy.rho_for",
+    Mutant("sota_rho_for_usual_bound", SOTA, "egmlib.privacy.gaussian_rho",
            "budget from the usual bound rho + 2 sqrt(rho log(1/delta)) = epsilon, not the exact one",
            _usual_bound_rho, until="c013"),
-    Mutant("sota_zcdp_delta_8pct", SOTA, "egmlib.privacy.zcdp_delta",
+    Mutant("sota_zcdp_delta_8pct", SOTA, "egmlib.privacy.gaussian_zcdp_delta",
            "exact delta of a composition 8% too small", times(0.92), until="c011"),
     Mutant("sota_simulate_noise_10pct", SOTA, "egmlib.pipelines.simulate_pipeline",
            "every step's noise std 10% too large",

@@ -12,6 +12,8 @@ own imports run, both import styles then see the mutant.
 from __future__ import annotations
 
 import importlib
+import importlib.util
+import pkgutil
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -58,7 +60,12 @@ def resolve(target: str) -> Callable[..., Any]:
 
 
 def _egmlib_modules() -> list[Any]:
-    importlib.import_module(PACKAGE)  # loads every submodule (egmlib/__init__.py)
+    package = importlib.import_module(PACKAGE)
+    # egmlib/__init__.py loads its submodules lazily: load them all here, so that the
+    # mutant replaces every binding of the original
+    for info in pkgutil.iter_modules(package.__path__):
+        if info.name != "symbolic" or importlib.util.find_spec("sympy") is not None:
+            importlib.import_module(f"{PACKAGE}.{info.name}")
     return [m for name, m in sorted(sys.modules.items())
             if m is not None and (name == PACKAGE or name.startswith(PACKAGE + "."))]
 

@@ -43,7 +43,7 @@ BUILD_PIN = "build==1.6.1"
 #: the test tools, at the lock's versions
 TEST_TOOLS = ("pytest", "hypothesis")
 #: tests of the library that need neither the book nor its packages
-EXTRA_TESTS = ("test_bad_input.py", "test_library.py")
+EXTRA_TESTS = ("test_bad_input.py", "test_library.py", "test_privacy_rounding.py", "test_structure.py")
 
 
 def _norm(name: str) -> str:

@@ -60,6 +60,19 @@ session 8: `contest resume` (every method, 45 CPU-s user, 55 s wall), then `cont
 unknown_fine resume`: 326 CPU-s, 866 s wall at load 7-11; most of it in the two cells
 with n d = 1e6).
 
+Issue 34 (PLAN, session 9; CPU measured with /usr/bin/time -v, user + system, under
+`nice -n 10` at load 8-15 on the shared 2 cores):
+* `arena_a`: three settings added (gaussianC d = 256 and 1024 at rho = 1/8, gaussianB
+  r = 2 d = 512 at rho = 1/16) and the method plan_add_remove.  The first five settings
+  (the four earlier ones recomputed with the new column, identical otherwise, and d = 256):
+  267 CPU-s (227 user + 40 system; d = 256 about 3.4 CPU-s per run of the eight methods);
+  gaussianB d = 512 (`arena_a resume`): about 400 CPU-s (349 user + 59 system for the
+  process, which was then stopped a few seconds into gaussianC d = 1024; about 8 CPU-s per
+  run); gaussianC d = 1024 was NOT run (one run measured first: 12.5 CPU-s, so about
+  10-11 CPU-min for 50 runs, about 50 min wall at this load): `arena_a resume` adds it.
+* `contest_plan_sens` (contest_plan_sens.csv, PLAN at n = 1e3 by relation and centre
+  share, 3 cells x 4 variants x 1000 runs): 82 CPU-s (58 user + 24 system), 305 s wall.
+
 Issue 34 (each part prints its wall and CPU time; measured with /usr/bin/time -v, user +
 system CPU, one process at nice 10 on the shared 2-core machine at load 7-12):
 .venv/bin/python scripts/state_of_the_art.py ablation | d1000 | oracle34 | unknown_pilot
@@ -100,7 +113,7 @@ from egmlib.pipelines import (
     two_stage_pipeline,
 )
 from egmlib.plan import plan_mean
-from egmlib.privacy import rho_for
+from egmlib.privacy import gaussian_rho
 from egmlib.hly import (clipped_mean, hly_mean, padded_dimension, private_quantiles, random_signs, rotate, rotate_back,
                         simulate_hly)
 from egmlib.zipf import zipf_sigmas
@@ -167,7 +180,7 @@ def true_mean(d: int, R: float, rng: np.random.Generator) -> np.ndarray:
 def formulas() -> list[dict]:
     rows = []
     for eps, R in SETTINGS:
-        rho = rho_for(eps, DELTA)
+        rho = gaussian_rho(eps, DELTA)
         for d in DS:
             for alpha in ALPHAS:
                 sig = zipf_sigmas(d, alpha)
@@ -207,7 +220,7 @@ def simulate_cell(d: int, ia: int, n: int, im: int, param: float) -> dict:
     """
     alpha, method, R = ALPHAS[ia], METHODS[im], 10.0
     sig = zipf_sigmas(d, alpha)
-    rho = rho_for(1.0, DELTA)
+    rho = gaussian_rho(1.0, DELTA)
     pipeline = make_pipeline(method, sig, n, R, rho, param)
     mu = true_mean(d, R, np.random.default_rng([SEED, 3, d, ia, n, im]))
     cap = int(min(SIM_MAX_REPS, max(SIM_MIN_REPS, SIM_MAX_WORK / (n * d * len(pipeline)))))
@@ -238,7 +251,7 @@ def simulate_hly_cell(d: int, ia: int, n: int) -> dict:
     """
     alpha, R = ALPHAS[ia], 10.0
     sig = zipf_sigmas(d, alpha)
-    rho = rho_for(1.0, DELTA)
+    rho = gaussian_rho(1.0, DELTA)
     mu = true_mean(d, R, np.random.default_rng([SEED, 5, d, ia, n]))
     cap = int(min(HLY_MAX_REPS, max(SIM_MIN_REPS, HLY_MAX_WORK / (n * padded_dimension(d)))))
     parts, k = [], 0
@@ -275,7 +288,7 @@ def unknown_sigma_cell(d: int, alpha: float, n: int, share: float) -> dict:
     """
     R = 10.0
     sig = zipf_sigmas(d, alpha)
-    rho = rho_for(1.0, DELTA)
+    rho = gaussian_rho(1.0, DELTA)
     errors, ratios, k = [], [], 0
     while True:
         rng = np.random.default_rng([SEED, 2, d, ALPHAS.index(alpha), n, int(round(1000 * share)), k])
@@ -510,7 +523,7 @@ def contest_cell(eps: float, R: float, d: int, alpha: float, n: int, methods=CON
     ia = ALPHAS.index(alpha)
     iR = (0.1, 10.0, 1000.0).index(R)
     sig = zipf_sigmas(d, alpha)
-    rho = rho_for(eps, DELTA)
+    rho = gaussian_rho(eps, DELTA)
     reps = contest_reps(n, d)
     key = [SEED, 7, int(round(1000 * eps)), iR, d, ia, n]
     mu = true_mean(d, R, np.random.default_rng(key))
@@ -566,7 +579,7 @@ def unknown_fine_errs(d: int, alpha: float, n: int, first: int, stop: int) -> np
     be computed in pieces)."""
     R = 10.0
     sig = zipf_sigmas(d, alpha)
-    rho = rho_for(1.0, DELTA)
+    rho = gaussian_rho(1.0, DELTA)
     ia = ALPHAS.index(alpha)
     errs = np.empty((len(U_SHARES) + 1, stop - first))
     for col, i in enumerate(range(first, stop)):
@@ -624,12 +637,12 @@ PLAN_CELLS = tuple(c for c in CONTEST_CELLS if c[2] * c[4] <= 10**4 or c in ((1.
 
 
 def contest_plan_cell(eps: float, R: float, d: int, alpha: float, n: int) -> list[dict]:
-    """PLAN (egmlib.plan.plan_mean, zCDP accounting, defaults) on one contest cell, with
+    """PLAN (egmlib.plan.plan_mean, accounting="replace", defaults) on one contest cell, with
     the contest's fixed replicate count; method k draws from default_rng(key + [20 + k])."""
     ia = ALPHAS.index(alpha)
     iR = (0.1, 10.0, 1000.0).index(R)
     sig = zipf_sigmas(d, alpha)
-    rho = rho_for(eps, DELTA)
+    rho = gaussian_rho(eps, DELTA)
     reps = contest_reps(n, d)
     key = [SEED, 7, int(round(1000 * eps)), iR, d, ia, n]
     mu = true_mean(d, R, np.random.default_rng(key))
@@ -639,7 +652,7 @@ def contest_plan_cell(eps: float, R: float, d: int, alpha: float, n: int) -> lis
         err, clips = np.empty(reps), np.empty(reps)
         for i in range(reps):
             X = rng.standard_normal((n, d)) * sig + mu
-            res = plan_mean(X, rho, (-R, R), rng=rng, scaled=method == "plan", accounting="zcdp")
+            res = plan_mean(X, rho, (-R, R), rng=rng, scaled=method == "plan", accounting="replace")
             err[i] = float(np.sum((res.mean - X.mean(axis=0)) ** 2))
             clips[i] = res.clipped / n
         rows.append(dict(epsilon=eps, R=R, d=d, alpha=alpha, n=n, method=method, param=0.0,
@@ -650,14 +663,59 @@ def contest_plan_cell(eps: float, R: float, d: int, alpha: float, n: int) -> lis
     return rows
 
 
+# Issue 34 item 4: why PLAN fails at n = 1e3 on the book's grid.  The cells of PLAN_CELLS
+# with n = 1e3, d = 10, R = 10, eps = 1; PLAN under the two calibrations (replacement, the
+# book's relation, and add/remove, the authors'), each with the default shares (centre
+# rho / 16) and with a larger centre share (prep_share = center_share = 1/2: centre
+# rho / 4, as PLAN-NOSCALE's); the same data and seeds as contest_plan's "plan" rows
+# (key + [20]), so the replacement/default variant reproduces them.  Run:
+# .venv/bin/python scripts/state_of_the_art.py contest_plan_sens  -> contest_plan_sens.csv
+PLAN_SENS_CELLS = tuple(c for c in PLAN_CELLS if c[4] == 1000 and c[2] == 10 and c[1] == 10.0 and c[0] == 1.0)
+PLAN_SENS = (("replace", 0.25, 0.25), ("add_remove", 0.25, 0.25), ("replace", 0.5, 0.5),
+             ("add_remove", 0.5, 0.5))
+
+
+def contest_plan_sens_cell(eps: float, R: float, d: int, alpha: float, n: int) -> list[dict]:
+    """PLAN's variants of PLAN_SENS on one contest cell (the replicates of contest_plan_cell)."""
+    ia = ALPHAS.index(alpha)
+    iR = (0.1, 10.0, 1000.0).index(R)
+    sig = zipf_sigmas(d, alpha)
+    rho = gaussian_rho(eps, DELTA)
+    reps = contest_reps(n, d)
+    key = [SEED, 7, int(round(1000 * eps)), iR, d, ia, n]
+    mu = true_mean(d, R, np.random.default_rng(key))
+    rows = []
+    for acc, prep, cshare in PLAN_SENS:
+        rng = np.random.default_rng(key + [20])
+        err, fails = np.empty(reps), 0
+        for i in range(reps):
+            X = rng.standard_normal((n, d)) * sig + mu
+            res = plan_mean(X, rho, (-R, R), rng=rng, accounting=acc, prep_share=prep, center_share=cshare)
+            err[i] = float(np.sum((res.mean - X.mean(axis=0)) ** 2))
+            fails += int(np.max(np.abs(res.center - mu) / sig) > 10)    # a centre 10 sd off
+        rows.append(dict(epsilon=eps, R=R, d=d, alpha=alpha, n=n, accounting=acc, prep_share=prep,
+                         center_share=cshare, rho=rho, reps=reps, mean=float(err.mean()),
+                         se=float(err.std(ddof=1) / math.sqrt(reps)), median=float(np.median(err)),
+                         centre_fail=fails / reps))
+        print("contest_plan_sens", alpha, acc, prep, cshare, f"{rows[-1]['mean']:.4g}", fails, flush=True)
+    return rows
+
+
 # Arena A: PLAN's own Gaussian benchmark (settings of their baseline_comparison.py, as
 # scripts/plan_reproduction.py builds them): target the TRUE mean, sigma unknown to
 # PLAN, HLY and method 6, the universe (-U, U)^d as the public prior (for the ball
 # methods: the ball of radius U sqrt(d) around 0 that holds it).  Every method is
-# rho-zCDP under replacement (PLAN with accounting="zcdp").
+# rho-zCDP under replacement (PLAN with accounting="replace"), except plan_add_remove.
+# Issue 34 item 5 added the last three settings (PLAN's headline regime: gaussianC at d = 256
+# and 1024, gaussianB with r = 2 at d = 512 and rho = 1/16, where the calibration matters)
+# and the method "plan_add_remove" (PLAN calibrated for the authors' relation, add/remove
+# neighbours: accounting="add_remove"; under replacement its composition bound is larger,
+# see egmlib.plan).  Appended last, so the seeds of the other methods are unchanged.
 ARENA_A = (("gaussianC", 16, 0.125, 2.0), ("gaussianC", 16, 1.0, 2.0), ("gaussianA", 16, 0.25, 0.0),
-           ("gaussianC", 64, 0.125, 2.0))
-ARENA_A_METHODS = ("plan", "plan_noscale", "hly", "hly_iome", "unknown", "oracle_hybrid", "oracle_coinpress")
+           ("gaussianC", 64, 0.125, 2.0), ("gaussianC", 256, 0.125, 2.0), ("gaussianB", 512, 0.0625, 2.0),
+           ("gaussianC", 1024, 0.125, 2.0))
+ARENA_A_METHODS = ("plan", "plan_noscale", "hly", "hly_iome", "unknown", "oracle_hybrid", "oracle_coinpress",
+                   "plan_add_remove")
 ARENA_A_RUNS = 50                       # as the authors
 ARENA_A_SHARE = 0.25                    # method 6: share for the variances, PLAN's own quarter
 ARENA_A_RUNS_ROWS: list[dict] = []      # filled by arena_a_setting, written to arena_a_runs.csv
@@ -689,7 +747,9 @@ def arena_a_setting(experiment: str, d: int, rho: float, alpha: float, runs: int
         for k, m in enumerate(ARENA_A_METHODS):
             rng = np.random.default_rng(key + [k + 1])
             if m in ("plan", "plan_noscale"):
-                est = plan_mean(X, rho, (-U, U), rng=rng, scaled=m == "plan").mean
+                est = plan_mean(X, rho, (-U, U), rng=rng, scaled=m == "plan", accounting="replace").mean
+            elif m == "plan_add_remove":
+                est = plan_mean(X, rho, (-U, U), rng=rng, accounting="add_remove").mean
             elif m == "hly":
                 est = hly_tuned(X, R, rho, rng, T, z)[0]
             elif m == "hly_iome":       # the PLAN authors' settings of IOME
@@ -789,7 +849,7 @@ def contest34_cell(eps: float, R: float, d: int, alpha: float, n: int, methods=N
     ia = ALPHAS.index(alpha)
     iR = (0.1, 10.0, 1000.0).index(R)
     sig = zipf_sigmas(d, alpha)
-    rho = rho_for(eps, DELTA)
+    rho = gaussian_rho(eps, DELTA)
     reps = contest_reps(n, d) if reps is None else reps
     key = [SEED, 7, int(round(1000 * eps)), iR, d, ia, n]
     mu = true_mean(d, R, np.random.default_rng(key))
@@ -853,7 +913,7 @@ U_PILOT_REPS = 40
 def unknown_pilot_rows() -> list[dict]:
     rows = []
     R = 10.0
-    rho = rho_for(1.0, DELTA)
+    rho = gaussian_rho(1.0, DELTA)
     for d, alpha, n in U_CELLS:
         sig = zipf_sigmas(d, alpha)
         reps = U_PILOT_REPS if n * d <= 10**5 else U_PILOT_REPS // 2
@@ -1040,6 +1100,14 @@ def main_contest(parts: list[str]) -> None:
         write("contest_pilot.csv", pilot + PILOT_ROWS)
         print(f"contest_p: {time.time() - start:.0f} s wall, {time.process_time():.0f} s CPU", flush=True)
         return
+    if parts[0] == "contest_plan_sens":
+        start = time.process_time()
+        rows = []
+        for cell in PLAN_SENS_CELLS:
+            rows += contest_plan_sens_cell(*cell)
+        write("contest_plan_sens.csv", rows)
+        print(f"contest_plan_sens: {time.process_time() - start:.0f} s CPU", flush=True)
+        return
     if parts[0] == "unknown_fine" and len(parts) == 4:   # one cell: unknown_fine D ALPHA N
         cell = (int(parts[1]), float(parts[2]), int(parts[3]))
         if cell not in U_CELLS:
@@ -1094,7 +1162,8 @@ if __name__ == "__main__":
     if sys.argv[1:2] and sys.argv[1] in ("ablation", "d1000", "oracle34", "unknown_pilot"):
         main34(sys.argv[1:])
         sys.exit(0)
-    if sys.argv[1:2] and sys.argv[1] in ("contest", "contest_p", "unknown_fine", "contest_plan", "arena_a", "cell", "resume"):
+    if sys.argv[1:2] and sys.argv[1] in ("contest", "contest_p", "unknown_fine", "contest_plan", "arena_a", "cell", "resume",
+                                         "contest_plan_sens"):
         main_contest(sys.argv[1:])
         sys.exit(0)
     main(sys.argv[1:] or ["formulas", "simulations", "simulations_huge", "hly", "unknown"])

@@ -110,7 +110,7 @@ VALID: dict[str, tuple[tuple[object, ...], dict[str, object]]] = {
     "optimal.two_stage_error": call(SIG3, 1000.0, 0.3, epsilon=1.0, delta=1e-6, public_range=10.0),
     # privacy
     "privacy.classic_sigma": call(0.5, 1e-5, 1.0),
-    "privacy.gaussian_delta": call([1.0, 2.0], 1.0, 1.0),
+    "privacy.gaussian_delta": call(1.0, sigma=[1.0, 2.0], sensitivity=1.0),
     "privacy.analytic_sigma": call(1.0, 1e-6, 1.0),
     # report (the printed form of numbers; glue_number needs myst-nb)
     "report.format_number": call(1.5e-6, 3),
@@ -139,15 +139,16 @@ VALID: dict[str, tuple[tuple[object, ...], dict[str, object]]] = {
     "coinpress.coinpress_schedule": call(200, 3, 10.0, [0.1, 0.3]),
     "pipelines.coinpress_mean": call(X3, [0.0, 0.0, 0.0], 10.0, [0.1, 0.3], rng=np.random.default_rng(1)),
     # privacy: zCDP accounting
-    "privacy.rho_for": call(1.0, 1e-6),
-    "privacy.zcdp_delta": call(0.5, 1.0),
-    "privacy.zcdp_to_epsilon_delta": call(0.5, 1e-6),
+    "privacy.gaussian_rho": call(1.0, 1e-6),
+    "privacy.gaussian_zcdp_delta": call(0.5, epsilon=1.0),
+    "privacy.gaussian_zcdp_epsilon": call(0.5, delta=1e-6),
     "privacy.zcdp_epsilon_bound": call(0.5, 1e-6),
     "privacy.zcdp_epsilon_cks": call(0.5, 1e-6),
     "privacy.rho_for_cks": call(1.0, 1e-6),
     # pipelines (the private-centre step sequences of the chapter)
     "pipelines.step_rho": call(egmlib.pipelines.coinpress_pipeline(SIG3, 200, 10.0, [0.1, 0.3])[0], 200),
     "pipelines.coinpress_pipeline": call(SIG3, 200, 10.0, [0.1, 0.3]),
+    "pipelines.coinpress_exact_pipeline": call(SIG3, 200, 10.0, [0.1, 0.3]),
     "pipelines.two_stage_pipeline": call(SIG3, 200, 10.0, 0.4, share=0.25),
     "pipelines.hybrid_pipeline": call(SIG3, 200, 10.0, [0.1, 0.3]),
     "pipelines.run_pipeline": call(X3, [0.0, 0.0, 0.0],
@@ -335,3 +336,56 @@ def test_bad_input_battery(key: str) -> None:
         if problem is not None:
             failures.append(f"{param} = {label}: {problem}")
     assert not failures, f"{key}: {len(failures)} bad inputs slipped through:\n  " + "\n  ".join(failures)
+
+
+# ---------------------------------------------------------------------------
+# ragged input: rows (or entries) of different lengths get a ValueError that names
+# the parameter and says "ragged" (issue 32 item 7), not numpy's "inhomogeneous
+# shape" nor a complaint about the type
+# ---------------------------------------------------------------------------
+def _ragged_cases() -> list[tuple[str, str]]:
+    out = []
+    for key in FUNCTIONS:
+        # symbolic takes SymPy input; hly's Y must already be a float64 ndarray (a list is a TypeError naming Y)
+        # report.* takes text cells (its own messages name the parameter)
+        if key not in VALID or key.startswith(("report.", "symbolic.")):
+            continue
+        args, kwargs = VALID[key]
+        bound = inspect.signature(PUBLIC[key]).bind(*args, **kwargs)
+        for param, value in bound.arguments.items():
+            if key.startswith("hly.") and param == "Y":
+                continue
+            if isinstance(value, (list, np.ndarray)) and np.ndim(value) in (1, 2) and np.size(value) >= 2:
+                out.append((key, param))
+    return out
+
+
+def _make_ragged(value: object) -> list:
+    rows = np.asarray(value).tolist()
+    if np.ndim(value) == 2:
+        return rows[:-1] + [rows[-1][:-1]]        # last row one entry short
+    return [[rows[0], rows[0]]] + rows[1:]          # first entry a pair
+
+
+RAGGED = _ragged_cases()
+
+
+def test_ragged_cases_cover_the_issue():
+    names = {(k.split(".")[1], p) for k, p in RAGGED}
+    for pair in [("gaussian_data_mechanism", "X"), ("elliptical_gaussian_mechanism", "X"), ("clipped_sum", "X"),
+                 ("gaussian_mechanism", "value"), ("egm_scaling", "sensitivities"), ("clip_radius", "sigmas"),
+                 ("optimal_scaling", "sigmas")]:
+        assert pair in names, pair
+
+
+@pytest.mark.parametrize("key, param", RAGGED)
+def test_ragged_input_is_named(key: str, param: str) -> None:
+    func = PUBLIC[key]
+    args, kwargs = VALID[key]
+    bound = inspect.signature(func).bind(*args, **kwargs)
+    bound.apply_defaults()
+    bound.arguments[param] = _make_ragged(bound.arguments[param])
+    with pytest.raises(ValueError, match=rf"{re.escape(param)} is ragged"):
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            func(*bound.args, **bound.kwargs)

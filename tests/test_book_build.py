@@ -256,3 +256,4 @@ def test_landing_page_bibtex_parses(built_site: Path):
     assert entry.fields["version"] == address.version
     assert entry.fields["year"] == str(address.date.year)
     assert entry.fields.get("url") == (address.repository or None)
+    assert entry.fields["howpublished"] and entry.fields["title"]  # issue 33 item 11

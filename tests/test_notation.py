@@ -90,12 +90,25 @@ def test_malformed_files_are_refused(tmp_path: Path, files, message):
     assert "notation/" in str(err.value) or "duplicate" in str(err.value)
 
 
-def test_a_symbol_may_recur_in_another_chapter(tmp_path: Path):
-    """Two chapters may give one letter meanings of their own (each is listed under its
-    chapter); a term, by contrast, has one glossary entry."""
-    root = _project(tmp_path, {"ch.yml": GOOD, "intro.yml": GOOD.split("terms:")[0]})
-    pages = notation.load(root)
-    assert sum(len(p.symbols) for p in pages) == 2
+def test_a_symbol_has_one_meaning_book_wide(tmp_path: Path):
+    """One meaning per symbol (issue 33 item 5): the same symbol in two chapters'
+    files, with two meanings, is refused and both places are named; spaces do not
+    make two symbols of one."""
+    other = GOOD.split("terms:")[0].replace("'a scale'", "'another meaning'").replace("'\\sigma'", "' \\sigma '")
+    root = _project(tmp_path, {"ch.yml": GOOD, "intro.yml": other})
+    with pytest.raises(notation.NotationError, match=r"one symbol, two meanings\): in notation/\w+\.yml"):
+        notation.load(root)
+
+
+def test_no_symbol_of_the_book_has_two_meanings():
+    """Read directly from the files (not through the reader), so that this holds even if
+    the reader's rule were relaxed: each symbol, spaces ignored, is listed once."""
+    places: dict[str, list[str]] = {}
+    for path in FILES:
+        for item in yaml.safe_load(path.read_text()).get("symbols") or []:
+            places.setdefault(re.sub(r"\s+", "", item["symbol"]), []).append(path.name)
+    twice = {symbol: where for symbol, where in places.items() if len(where) > 1}
+    assert twice == {}, f"symbols with two meanings: {twice}"
 
 
 def test_reading_order_and_rendering(tmp_path: Path):

@@ -75,8 +75,11 @@ def outline_problems(parts) -> list[str]:
     flags = [numbered for _, numbered, _ in parts]
     if True not in flags:
         problems.append("no part is numbered (numbered: true in _toc.yml)")
-    if True in flags and False in flags[:len(flags) - flags[::-1].index(True)]:
-        problems.append("an unnumbered part comes before a numbered one: the back matter must be last")
+    if True in flags:
+        first, last = flags.index(True), len(flags) - flags[::-1].index(True)
+        if False in flags[first:last]:
+            problems.append("an unnumbered part between numbered ones: front matter comes first, "
+                            "the back matter last")
     if flags and flags[-1]:
         problems.append("the last part is numbered: there is no back matter")
     return problems
@@ -213,14 +216,14 @@ def test_site_numbers_within_chapters(parts, environment):
             seen += len(labels)
     assert seen > 50
     # the first definition of the first chapter
-    first = parts[0][2][0]
+    first = next(docs[0] for _, numbered, docs in parts if numbered)  # the first chapter (front matter first)
     assert environment.toc_fignumbers[first]["definition"]["def-neighbours"] == (numbers[first], 1)
 
 
 def test_proof_statements_carry_the_site_numbers_into_the_latex(parts, tex, environment):
     """sphinx-proof writes its numbers as text: the LaTeX shows the site's."""
     numbers = chapter_numbers(parts)
-    first = parts[0][2][0]
+    first = next(docs[0] for _, numbered, docs in parts if numbered)
     assert numbers[first] == 1
     chapter = tex.split(r"\label{\detokenize{" + first + "::doc}}")[1]
     assert r"\sphinxcrossref{Definition 1.1}" in chapter or "Definition 1.1 " in chapter
@@ -309,6 +312,14 @@ def test_the_toc_check_fails_a_back_matter_before_the_end():
     assert outline_problems([PARTS[0], PARTS[2], PARTS[1]]) != []
     assert outline_problems(PARTS[:2]) != []
     assert outline_problems([(c, False, d) for c, _, d in PARTS]) != []
+
+
+def test_the_toc_check_accepts_front_matter_first():
+    front = ("Start here", False, ["q"])
+    assert outline_problems([front, *PARTS]) == []
+    assert outline_problems([PARTS[0], front, *PARTS[1:]]) != []
+    # the front matter takes no number: the chapters after it keep 1..N
+    assert chapter_numbers([front, *PARTS]) == chapter_numbers(PARTS)
 
 
 GOOD_TOC = r"""\babel@toc {english}{}\relax

@@ -21,7 +21,7 @@ from egmlib.pipelines import (
     step_rho,
     two_stage_pipeline,
 )
-from egmlib.privacy import rho_for
+from egmlib.privacy import gaussian_rho
 from egmlib.zipf import zipf_sigmas
 
 
@@ -92,7 +92,7 @@ def test_step_sensitivity_random_and_adversarial_neighbours(which):
 def test_pipeline_error_matches_simulation(kind):
     d, n, R = 8, 2000, 5.0
     sig = zipf_sigmas(d, 1.0)
-    rho = rho_for(1.0, 1e-6)
+    rho = gaussian_rho(1.0, 1e-6)
     if kind in ("none", "lemma"):
         pipeline = two_stage_pipeline(sig, n, R, rho, share=0.2, scaling=kind)
     elif kind == "hybrid":
@@ -160,7 +160,7 @@ def test_clip_probability_default_is_one_over_n_and_sets_the_radius():
     from egmlib.gchi2 import sf
 
     sig = zipf_sigmas(6, 1.0)
-    rho = rho_for(1.0, 1e-6)
+    rho = gaussian_rho(1.0, 1e-6)
     for build in (lambda c: two_stage_pipeline(sig, 500, 2.0, rho, share=0.2, clip_probability=c),
                   lambda c: hybrid_pipeline(sig, 500, 2.0, standard_schedule(rho, 3), clip_probability=c)):
         default, explicit, wide = build(None), build(1 / 500), build(0.05)

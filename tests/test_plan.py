@@ -36,18 +36,19 @@ def _em_one(values, q, lo, hi, eps, sens, g, u):
     return z[arg] + (z[arg + 1] - z[arg]) * u
 
 
-def _reference(X, rho, universe, rng, published, scaled=True):
-    """The authors' plan / plan_noscale, step by step, one column at a time."""
+def _reference(X, rho, universe, rng, accounting, scaled=True):
+    """The authors' plan / plan_noscale, step by step, one column at a time, with the
+    budget of the copies divided by 3 ("published", their code), by 9 with their
+    sensitivity max(q, 1-q) ("add_remove"), or by 9 with swap=True ("replace")."""
+    published = accounting in ("published", "add_remove")
+    div = {"published": 3, "add_remove": 9, "replace": 9}[accounting]
     n, d = X.shape
     lo, hi = universe
     rows3 = np.clip(np.concatenate([X + 0.1, X, X - 0.1]), lo, hi)
     m3 = 3 * n
     per = 0.25 * rho / d
     cshare = 0.25 if scaled else 1.0
-    if published:
-        eps_c, sens = math.sqrt(8 * per * cshare / 3), 0.5
-    else:
-        eps_c, sens = math.sqrt(8 * per * cshare), 3.0
+    eps_c, sens = math.sqrt(8 * per * cshare / div), (0.5 if published else 1.0)
     g = rng.gumbel(size=(m3 + 1, d))
     u = rng.random(d)
     center = np.array([_em_one(rows3[:, j], 0.5, lo, hi, eps_c, sens, g[:, j], u[j])
@@ -58,7 +59,7 @@ def _reference(X, rho, universe, rng, published, scaled=True):
         sh = rows3[perm]
         pairs = np.array([0.5 * (x - y) ** 2 for x, y in zip(sh[::2], sh[1::2])])
         top = 0.5 * (hi - lo) ** 2
-        eps_v = math.sqrt(8 * per * 0.75 / (3 if published else 1))
+        eps_v = math.sqrt(8 * per * 0.75 / div)
         g = rng.gumbel(size=(len(pairs) + 1, d))
         u = rng.random(d)
         var = np.array([_em_one(pairs[:, j], 0.5, 0.0, top, eps_v, sens, g[:, j], u[j])
@@ -83,15 +84,15 @@ def _reference(X, rho, universe, rng, published, scaled=True):
     return (clipped.mean(axis=0) + noise) / B + center
 
 
-@pytest.mark.parametrize("published", [True, False])
+@pytest.mark.parametrize("acc, ref", [("published", "published"), ("zcdp", "replace"),
+                                      ("replace", "replace"), ("add_remove", "add_remove")])
 @pytest.mark.parametrize("scaled", [True, False])
 @pytest.mark.parametrize("n, d", [(60, 3), (201, 5)])
-def test_agrees_with_a_literal_reference_implementation(n, d, scaled, published):
+def test_agrees_with_a_literal_reference_implementation(n, d, scaled, acc, ref):
     X = np.random.default_rng(3).normal(2.0, [1.0, 3.0, 0.5, 2.0, 0.1][:d], (n, d))
-    acc = "published" if published else "zcdp"
     got = plan_mean(X, 0.7, (-30.0, 30.0), rng=np.random.default_rng(8), scaled=scaled,
                     accounting=acc).mean
-    want = _reference(X, 0.7, (-30.0, 30.0), np.random.default_rng(8), published, scaled)
+    want = _reference(X, 0.7, (-30.0, 30.0), np.random.default_rng(8), ref, scaled)
     assert np.allclose(got, want, rtol=1e-12, atol=1e-12)
 
 
@@ -163,12 +164,14 @@ def _zcdp_cost(a_vals, b_vals, q, lo, hi, eps, sens):
     return cost
 
 
-def _recorded_cost(monkeypatch, accounting, scaled):
+def _recorded_cost(monkeypatch, accounting, scaled, relation="replace"):
     """Run plan_mean, record every exponential mechanism it calls (values, q, range,
     budget, sensitivity), and charge each call its exact zCDP cost on adversarial
     replacement neighbours: one row moves its values from one end of the range to
     the other -- 3 values in steps 1-2 (the shifted copies, or the pair values of
-    the copies), 1 norm in step 3 (the counts are tested below)."""
+    the copies), 1 norm in step 3 (the counts are tested below).  With
+    ``relation="add_remove"`` the neighbour has those values added at the far end
+    of the range instead (one row added)."""
     import egmlib.plan as plan_module
 
     calls = []
@@ -191,6 +194,12 @@ def _recorded_cost(monkeypatch, accounting, scaled):
         eps = math.sqrt(8 * r)
         for col in Y.T:
             a, b = col.copy(), col.copy()
+            if relation == "add_remove":
+                b = np.concatenate([col, np.full(moved, high)])
+                total += max(_zcdp_cost(a, b, q, low, high, eps, sens),
+                             _zcdp_cost(a, np.concatenate([col, np.full(moved, low)]),
+                                        q, low, high, eps, sens))
+                continue
             a[:moved], b[:moved] = low, high
             total += _zcdp_cost(a, b, q, low, high, eps, sens)
     rho_m = 0.75 * rho * 0.75
@@ -205,12 +214,32 @@ def test_every_recorded_mechanism_stays_within_its_budget(monkeypatch, scaled):
     share, tested separately); the authors' calibration costs several times more.
     A step given sensitivity 1 for the copies, or the budget not split over the d
     coordinates, fails here."""
-    total, budget, res = _recorded_cost(monkeypatch, "zcdp", scaled)
+    total, budget, res = _recorded_cost(monkeypatch, "replace", scaled)
     assert total <= budget * (1 + 1e-9)
     assert total > 0.5 * budget                  # the calls were found and charged
     assert math.isclose(res.rho_spent - 0.75 * 0.8 * 0.75, budget, rel_tol=1e-12)
     theirs, budget, res = _recorded_cost(monkeypatch, "published", scaled)
     assert theirs > 3 * budget
+
+
+@pytest.mark.parametrize("scaled", [True, False])
+def test_add_remove_calibration_stays_within_its_budget(monkeypatch, scaled):
+    """Under neighbours that add a row (three values in steps 1-2, one norm in step 3)
+    the default calibration ("add_remove": the copies' budget divided by 9) costs at
+    most the budget of steps 1-3 in exact Renyi divergence; the authors' division by 3
+    costs up to 3 times the budget of steps 1-2 (here more than 1.5 times it); under
+    replacement the "add_remove" calibration costs more than its budget (the factor 4
+    of the change of relation).  Dividing by 3 instead of 9 fails the first assert."""
+    total, budget, res = _recorded_cost(monkeypatch, "add_remove", scaled, "add_remove")
+    assert total <= budget * (1 + 1e-9)
+    assert total > 0.5 * budget
+    assert math.isclose(res.rho_spent_add_remove, 0.8, rel_tol=1e-12)
+    prep = 0.25 * 0.8
+    theirs, budget, res = _recorded_cost(monkeypatch, "published", scaled, "add_remove")
+    assert theirs - (budget - prep) > 1.5 * prep
+    assert math.isclose(res.rho_spent_add_remove, 3 * prep + 0.75 * 0.8, rel_tol=1e-12)
+    swapped, budget, res = _recorded_cost(monkeypatch, "add_remove", scaled, "replace")
+    assert swapped > budget * 1.5
 
 
 # --------------------------------------------------------------------------- sensitivity
@@ -293,11 +322,17 @@ def test_noise_of_the_mean_matches_the_budget():
 @pytest.mark.parametrize("scaled", [True, False])
 def test_budget_spent(scaled):
     X = np.random.default_rng(0).normal(size=(300, 4))
-    a = plan_mean(X, 0.6, (-10.0, 10.0), rng=np.random.default_rng(1), scaled=scaled)
+    a = plan_mean(X, 0.6, (-10.0, 10.0), rng=np.random.default_rng(1), scaled=scaled,
+                  accounting="replace")
     assert math.isclose(a.rho_spent, 0.6, rel_tol=1e-12)
+    assert a.rho_spent_add_remove <= 0.6
+    rk = 0.25 * 0.75 * 0.6
+    ar = plan_mean(X, 0.6, (-10.0, 10.0), rng=np.random.default_rng(1), scaled=scaled)
+    assert math.isclose(ar.rho_spent_add_remove, 0.6, rel_tol=1e-12)     # the default
+    want = 4 * 0.25 * 0.6 + rk / max(ar.quantile, 1 - ar.quantile) ** 2 + 0.75 * 0.75 * 0.6
+    assert math.isclose(ar.rho_spent, want, rel_tol=1e-12)
     b = plan_mean(X, 0.6, (-10.0, 10.0), rng=np.random.default_rng(1), scaled=scaled,
                   accounting="published")
-    rk = 0.25 * 0.75 * 0.6
     want = 12 * 0.25 * 0.6 + rk / max(b.quantile, 1 - b.quantile) ** 2 + 0.75 * 0.75 * 0.6
     assert math.isclose(b.rho_spent, want, rel_tol=1e-12)
     c = plan_mean(X, 0.6, (-10.0, 10.0), rng=np.random.default_rng(1), scaled=scaled,
@@ -386,6 +421,7 @@ GOOD = dict(X=np.ones((10, 3)), rho=0.5, universe=(-1.0, 1.0))
     (dict(universe=(-1e200, 1e200)), ValueError, "universe"),
     (dict(universe="ab"), TypeError, "universe"),
     (dict(accounting="pure"), ValueError, "accounting"),
+    (dict(accounting="swap"), ValueError, "add_remove"),
     (dict(prep_share=1.0), ValueError, "prep_share"),
     (dict(center_share=0.0), ValueError, "center_share"),
     (dict(radius_share=-0.1), ValueError, "radius_share"),

@@ -184,11 +184,9 @@ def test_split_streams_are_merged() -> None:
 
 # ---------------------------------------------------------------- the chapters
 
-# state_of_the_art is converted under issue 34: branch contest converted every output
-# outside the section "PLAN's own benchmark" (1 left, cell c110, arena A's mean errors);
-# branch plan converts that section. Until it lands the case is an expected failure;
-# strict, so that the conversion must remove this mark.
-_PENDING = {"state_of_the_art"}
+# state_of_the_art was converted under issue 34 (branch contest outside the section
+# "PLAN's own benchmark", branch plan that section): no chapter is pending.
+_PENDING: set[str] = set()
 
 
 @pytest.mark.parametrize("path", [

@@ -26,12 +26,12 @@ from egmlib.privacy import (
     analytic_sigma,
     classic_sigma,
     gaussian_delta,
-    rho_for,
+    gaussian_rho,
     rho_for_cks,
-    zcdp_delta,
+    gaussian_zcdp_delta,
     zcdp_epsilon_bound,
     zcdp_epsilon_cks,
-    zcdp_to_epsilon_delta,
+    gaussian_zcdp_epsilon,
 )
 
 DPS = 60
@@ -102,12 +102,19 @@ _PROFILE_POINTS = [
 ]
 
 
+def _raw_delta(eps: float, sigma: float) -> float:
+    """The profile as evaluated, before gaussian_delta rounds it up (its accuracy is what is bounded)."""
+    from egmlib import privacy as P
+
+    return P._profile(sigma, eps)[0]
+
+
 def test_gaussian_delta_matches_mpmath() -> None:
     """35 points spanning the regimes: u < 0, cancelling integral branch, tiny delta, huge epsilon."""
     worst = 0.0
     for eps, d in _PROFILE_POINTS:
         sigma = 0.97 * analytic_sigma(eps, d)  # profile somewhat above d
-        worst = max(worst, abs(_rel(gaussian_delta(sigma, eps), _mp_delta(sigma, eps))))
+        worst = max(worst, abs(_rel(_raw_delta(eps, sigma), _mp_delta(sigma, eps))))
     # analytic_sigma's safety argument needs this below _PROFILE_RTOL, with room
     assert worst <= _PROFILE_RTOL / 4
     assert worst > 0.0  # the comparison is not vacuous
@@ -120,9 +127,9 @@ def test_gaussian_delta_random_points_match_mpmath() -> None:
     for e, s in zip(eps, sigma):
         ref = _mp_delta(s, e)
         if ref < mp.mpf("1e-300"):
-            assert gaussian_delta(s, e) < 1.1e-300
+            assert _raw_delta(e, s) < 1.1e-300
             continue
-        assert abs(_rel(gaussian_delta(s, e), ref)) <= _PROFILE_RTOL / 4
+        assert abs(_rel(_raw_delta(e, s), ref)) <= _PROFILE_RTOL / 4
 
 
 def test_naive_formula_fails_where_gaussian_delta_holds() -> None:
@@ -135,38 +142,38 @@ def test_naive_formula_fails_where_gaussian_delta_holds() -> None:
     logspace = float(ndtr(-u)) - math.exp(eps + float(log_ndtr(-v)))
     assert abs(_rel(naive, ref)) > 1e-10
     assert abs(_rel(logspace, ref)) > 1e-10
-    assert abs(_rel(gaussian_delta(sigma, eps), ref)) < 1e-14
+    assert abs(_rel(_raw_delta(eps, sigma), ref)) < 1e-14
     # large epsilon: e^eps overflows in the naive formula, not here
     eps = 1000.0
     sigma = analytic_sigma(eps, 1e-10)
     with np.errstate(over="ignore", invalid="ignore"):
         naive_big = np.exp(np.float64(eps)) * ndtr(-(eps * sigma + 0.5 / sigma))
     assert not np.isfinite(naive_big)
-    assert abs(_rel(gaussian_delta(sigma, eps), _mp_delta(sigma, eps))) < 1e-14
+    assert abs(_rel(_raw_delta(eps, sigma), _mp_delta(sigma, eps))) < 1e-14
 
 
 def test_gaussian_delta_vectorised_shape_and_values() -> None:
     sigma = np.array([[0.5, 1.0], [2.0, 4.0]])
-    out = gaussian_delta(sigma, 1.0)
+    out = gaussian_delta(1.0, sigma=sigma)
     assert isinstance(out, np.ndarray) and out.shape == (2, 2)
     for idx in np.ndindex(sigma.shape):
         # identical arithmetic by design (analytic_sigma's guarantee relies on it)
-        assert out[idx] == pytest.approx(gaussian_delta(float(sigma[idx]), 1.0), rel=0, abs=0)
-    assert isinstance(gaussian_delta(1.0, 1.0), float)
-    assert isinstance(gaussian_delta(np.float64(1.0), 1.0), float)
+        assert out[idx] == pytest.approx(gaussian_delta(1.0, sigma=float(sigma[idx])), rel=0, abs=0)
+    assert isinstance(gaussian_delta(1.0, sigma=1.0), float)
+    assert isinstance(gaussian_delta(1.0, sigma=np.float64(1.0)), float)
 
 
 def test_gaussian_delta_sensitivity_is_a_scale() -> None:
     for k in (0.25, 3.0, 1e3):
-        assert gaussian_delta(k * 1.7, 0.8, k) == pytest.approx(gaussian_delta(1.7, 0.8), rel=1e-13)
+        assert gaussian_delta(0.8, sigma=k * 1.7, sensitivity=k) == pytest.approx(gaussian_delta(0.8, sigma=1.7), rel=1e-13)
 
 
 def test_gaussian_delta_extremes_are_finite() -> None:
-    assert gaussian_delta(1e-6, 1.0) == pytest.approx(1.0, abs=1e-15)
-    assert gaussian_delta(1e6, 1.0) == 0.0
-    assert 0.001 < gaussian_delta(0.0072, 1e4) < 0.01
-    assert gaussian_delta(1e-300, 1.0) == pytest.approx(1.0, abs=1e-15)
-    assert gaussian_delta(1e300, 1e-300) == pytest.approx(
+    assert gaussian_delta(1.0, sigma=1e-6) == pytest.approx(1.0, abs=1e-15)
+    assert 0.0 < gaussian_delta(1.0, sigma=1e6) <= 1e-323    # underflow: the smallest doubles, not 0
+    assert 0.001 < gaussian_delta(1e4, sigma=0.0072) < 0.01
+    assert gaussian_delta(1.0, sigma=1e-300) == pytest.approx(1.0, abs=1e-15)
+    assert gaussian_delta(1e-300, sigma=1e300) == pytest.approx(
         float(_mp_delta(1e300, 1e-300)), rel=1e-6
     )  # absurd magnitudes: plain formula, still sensible
 
@@ -177,7 +184,7 @@ def test_gaussian_delta_extremes_are_finite() -> None:
 @pytest.mark.parametrize("eps", [1e-3, 0.3, 1.0, 7.0, 50.0])
 def test_gaussian_delta_decreases_in_sigma(eps: float) -> None:
     sigma = np.geomspace(0.05, 1e4, 400)
-    d = gaussian_delta(sigma, eps)
+    d = gaussian_delta(eps, sigma=sigma)
     keep = (d > 1e-300) & (d < 1.0 - 1e-12)  # away from underflow and from 1
     assert keep.sum() > 50
     assert np.all(np.diff(d[keep]) < 0.0)
@@ -185,7 +192,7 @@ def test_gaussian_delta_decreases_in_sigma(eps: float) -> None:
 
 def test_gaussian_delta_decreases_in_epsilon() -> None:
     eps = np.geomspace(1e-3, 50.0, 200)
-    d = np.array([gaussian_delta(0.2, e) for e in eps])
+    d = np.array([gaussian_delta(e, sigma=0.2) for e in eps])
     assert d[-1] > 1e-300
     assert np.all(np.diff(d) < 0.0)
 
@@ -229,11 +236,11 @@ def test_analytic_sigma_far_outside_the_usual_range(eps: float, d: float) -> Non
     sigma = analytic_sigma(eps, d)
     err = _rel(sigma, _mp_sigma(eps, d, start=sigma))
     assert 0.0 <= err <= 5e-14
-    assert gaussian_delta(sigma, eps) <= d
+    assert gaussian_delta(eps, sigma=sigma) <= d
 
 
 def test_analytic_sigma_safe_on_dense_grid() -> None:
-    """gaussian_delta(analytic_sigma(e, d), e) <= d holds exactly, and sigma is minimal.
+    """gaussian_delta(e, sigma=analytic_sigma(e, d)) <= d holds exactly, and sigma is minimal.
 
     Minimal in the sense of the rounding-safe acceptance test: the double two
     steps below the result already has a profile above ``d (1 - r)``.
@@ -242,11 +249,11 @@ def test_analytic_sigma_safe_on_dense_grid() -> None:
         for d in np.geomspace(1e-15, 0.5, 12):
             e, dd = float(eps), float(d)
             sigma = analytic_sigma(e, dd)
-            assert gaussian_delta(sigma, e) <= dd
+            assert gaussian_delta(e, sigma=sigma) <= dd
             lower = math.nextafter(math.nextafter(sigma, 0.0), 0.0)
-            assert gaussian_delta(lower, e) > dd * (1.0 - _PROFILE_RTOL)
+            assert gaussian_delta(e, sigma=lower) > dd * (1.0 - _PROFILE_RTOL)
             for k in (0.3, 7.0):
-                assert gaussian_delta(analytic_sigma(e, dd, k), e, k) <= dd
+                assert gaussian_delta(e, sigma=analytic_sigma(e, dd, k), sensitivity=k) <= dd
 
 
 @settings(max_examples=150, deadline=None, derandomize=True, database=None)
@@ -258,7 +265,7 @@ def test_analytic_sigma_safe_on_dense_grid() -> None:
 def test_analytic_sigma_safety_property(eps: float, log10_delta: float, sens: float) -> None:
     d = 10.0**log10_delta
     sigma = analytic_sigma(eps, d, sens)
-    assert gaussian_delta(sigma, eps, sens) <= d
+    assert gaussian_delta(eps, sigma=sigma, sensitivity=sens) <= d
     assert sigma == pytest.approx(sens * analytic_sigma(eps, d), rel=1e-14)
     if eps < 1.0:
         assert sigma < classic_sigma(eps, d, sens)
@@ -280,7 +287,7 @@ def test_analytic_below_classic_and_classic_is_private() -> None:
             analytic = analytic_sigma(e, d)
             assert analytic < classic
             # Theorem 3.22 is correct: the classic sigma does give (eps, delta)-DP
-            assert gaussian_delta(classic, e) <= d
+            assert gaussian_delta(e, sigma=classic) <= d
             ratios.append(analytic / classic)
     # not tight (Balle and Wang): the classic sigma is visibly too large
     assert max(ratios) < 0.95
@@ -303,7 +310,7 @@ def test_profile_definition_monte_carlo() -> None:
     p1, p2 = hit_p.mean(), hit_q.mean()
     estimate = p1 - math.exp(eps) * p2
     se = math.sqrt(p1 * (1 - p1) / n + math.exp(2 * eps) * p2 * (1 - p2) / n)
-    exact = gaussian_delta(s, eps, delta_sens)
+    exact = gaussian_delta(eps, sigma=s, sensitivity=delta_sens)
     assert abs(estimate - exact) < 4.0 * se
     assert se < 0.01 * exact  # the check has power: a 5% error would be caught
 
@@ -384,7 +391,7 @@ def test_wrong_types() -> None:
     with pytest.raises(TypeError, match="epsilon must be a real number"):
         analytic_sigma("0.5", 1e-5)  # type: ignore[arg-type]
     with pytest.raises(TypeError, match="sigma must be an array of real numbers"):
-        gaussian_delta("abc", 0.5)  # type: ignore[arg-type]
+        gaussian_delta(0.5, sigma="abc")  # type: ignore[arg-type]
 
 
 # ---------------------------------------------------------------------------
@@ -419,7 +426,7 @@ def test_every_profile_branch_matches_mpmath() -> None:
         if ref < mp.mpf("1e-290"):
             continue
         key = _branch(s, eps)
-        worst[key] = max(worst.get(key, 0.0), abs(_rel(gaussian_delta(s, eps), ref)))
+        worst[key] = max(worst.get(key, 0.0), abs(_rel(_raw_delta(eps, s), ref)))
     assert set(worst) == {"direct", "two continued fractions"} | {f"{n}-point rule" for n in (2, 4, 8, 16)}
     assert max(worst.values()) <= _PROFILE_RTOL / 4, worst
 
@@ -481,7 +488,7 @@ def _delta_by_quadrature(mu: float, eps: float) -> float:
 @pytest.mark.parametrize("rho", [0.01, 0.028, 0.5, 2.0])
 @pytest.mark.parametrize("eps", [0.5, 1.0, 3.0])
 def test_zcdp_delta_matches_the_privacy_loss_integral(rho, eps):
-    exact = zcdp_delta(rho, eps)
+    exact = gaussian_zcdp_delta(rho, epsilon=eps)
     if exact > 1e-250:
         assert exact == pytest.approx(_delta_by_quadrature(math.sqrt(2 * rho), eps), rel=1e-7)
 
@@ -494,25 +501,25 @@ def test_composition_of_losses_is_one_gaussian():
     eps = 0.8
     mc = np.mean(np.maximum(0.0, 1 - np.exp(eps - loss)))
     se = np.std(np.maximum(0.0, 1 - np.exp(eps - loss))) / math.sqrt(loss.size)
-    assert abs(mc - zcdp_delta(rhos.sum(), eps)) < 5 * se
+    assert abs(mc - gaussian_zcdp_delta(rhos.sum(), epsilon=eps)) < 5 * se
 
 
 @pytest.mark.parametrize(("eps", "delta"), [(1.0, 1e-6), (0.5, 1e-6), (4.0, 1e-9), (0.1, 1e-3)])
 def test_rho_for_and_inverse(eps, delta):
-    rho = rho_for(eps, delta)
-    assert zcdp_delta(rho, eps) == pytest.approx(delta, rel=1e-6)
-    assert zcdp_to_epsilon_delta(rho, delta) == pytest.approx(eps, rel=1e-9)
+    rho = gaussian_rho(eps, delta)
+    assert gaussian_zcdp_delta(rho, epsilon=eps) == pytest.approx(delta, rel=1e-6)
+    assert gaussian_zcdp_epsilon(rho, delta=delta) == pytest.approx(eps, rel=1e-9)
     assert zcdp_epsilon_bound(rho, delta) > eps
 
 
 @pytest.mark.parametrize(
     ("call", "match"),
     [
-        (lambda: rho_for(0.0, 1e-6), "epsilon"),
-        (lambda: rho_for(1.0, 1.0), "delta"),
-        (lambda: zcdp_to_epsilon_delta(-1.0, 1e-6), "rho must be in"),
-        (lambda: zcdp_to_epsilon_delta(0.5, 0.0), "delta must be in"),
-        (lambda: zcdp_delta(0.5, math.inf), "epsilon must be finite"),
+        (lambda: gaussian_rho(0.0, 1e-6), "epsilon"),
+        (lambda: gaussian_rho(1.0, 1.0), "delta"),
+        (lambda: gaussian_zcdp_epsilon(-1.0, delta=1e-6), "rho must be in"),
+        (lambda: gaussian_zcdp_epsilon(0.5, delta=0.0), "delta must be in"),
+        (lambda: gaussian_zcdp_delta(0.5, epsilon=math.inf), "epsilon must be finite"),
     ],
 )
 def test_accounting_rejects_bad_input(call, match):
@@ -546,7 +553,7 @@ def _cks_mpmath(rho: float, delta: float) -> float:
 def test_cks_conversion_matches_mpmath_and_sits_between_the_others(rho, delta):
     cks = zcdp_epsilon_cks(rho, delta)
     assert cks == pytest.approx(_cks_mpmath(rho, delta), rel=1e-9, abs=1e-12)
-    assert zcdp_to_epsilon_delta(rho, delta) <= cks * (1 + 1e-12)
+    assert gaussian_zcdp_epsilon(rho, delta=delta) <= cks * (1 + 1e-12)
     assert cks <= zcdp_epsilon_bound(rho, delta)
 
 
@@ -555,7 +562,7 @@ def test_rho_for_cks_inverts_and_is_bracketed(eps, delta):
     rho = rho_for_cks(eps, delta)
     assert zcdp_epsilon_cks(rho, delta) == pytest.approx(eps, rel=1e-9)
     L = math.log(1 / delta)
-    assert (math.sqrt(L + eps) - math.sqrt(L)) ** 2 < rho < rho_for(eps, delta)
+    assert (math.sqrt(L + eps) - math.sqrt(L)) ** 2 < rho < gaussian_rho(eps, delta)
 
 
 def test_cks_delta_form():

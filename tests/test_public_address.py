@@ -156,6 +156,26 @@ def test_citation_carries_version_date_and_url(tmp_path, repository):
     assert entry.fields.get("url") == (repository or None)
     original = yaml.safe_load((ROOT / "CITATION.cff").read_text())
     assert entry.fields["title"] == original["title"]
+    # howpublished in every case (issue 33 item 11): the address when set, else what
+    # the work is, with no invented address
+    published = entry.fields["howpublished"]
+    assert (repository in published) if repository else ("http" not in published and "report" in published)
+
+
+def test_title_page_carries_version_and_release_date(tmp_path):
+    """The PDF's title page prints Sphinx's release (after ``releasename``) and
+    ``today``: the version and the release date of the settings, not the build date."""
+    from types import SimpleNamespace
+
+    root = _with_settings(tmp_path)
+    address = pa.read(root)
+    config = SimpleNamespace(html_theme_options={}, latex_elements={"preamble": "% kept"},
+                             today=" ", version="", release="")
+    pa._configure(SimpleNamespace(srcdir=str(root)), config)
+    assert config.release == config.version == address.version
+    assert config.today == pa.release_date_text(address.date)
+    assert re.fullmatch(rf"{address.date.day} [A-Z][a-z]+ {address.date.year}", config.today)
+    assert config.latex_elements == {"preamble": "% kept", "releasename": "Version"}
 
 
 @pytest.mark.parametrize("repository", ["", SET])

@@ -338,3 +338,100 @@ def test_a_link_to_a_heading_with_math_keeps_the_math():
 @pytest.mark.book
 def test_pdf_link_texts_print_no_tex_source(tex):
     assert raw_tex_in_links(tex) == []
+
+
+# -- the PDF reads as a book (issue 33 item 7) ------------------------------------------------
+
+def untitled_boxes(tex: str) -> int:
+    """Boxes (sphinx-proof's, admonitions) that LaTeX draws with an empty title bar:
+    ``\\begin{sphinxadmonition}{note}`` with no title argument after it."""
+    return len(re.findall(r"\\begin\{sphinxadmonition\}\{\w+\}\s*(?!\{)", tex))
+
+
+def test_the_box_check_finds_an_untitled_box():
+    assert untitled_boxes("\\begin{sphinxadmonition}{note}\n\\sphinxAtStartPar\nProof. x") == 1
+    assert untitled_boxes("\\begin{sphinxadmonition}{note}{Proof}\n\\sphinxAtStartPar\nx") == 0
+
+
+@pytest.mark.book
+def test_pdf_boxes_have_a_title(tex):
+    assert untitled_boxes(tex) == 0
+
+
+# What a website has and a PDF has not: fold buttons, clicks.
+WEBSITE_CONTROLS = re.compile(r"folded cells?|cell[’']s button|\bbuttons?\b|\bclick\w*|"
+                              r"\bShow (?:the )?code\b|\bShow code cell", re.I)
+
+
+def website_wording(tex: str) -> list[str]:
+    """Sentences of the PDF's prose (code blocks left out) that mention website controls."""
+    prose = _VERBATIM.sub("", tex)
+    prose = re.sub(r"\\(?:label|hyperref|index|sphinxstepscope)(?:\[[^\]]*\])?\{[^{}]*\}", "", prose)
+    return [m.group(0) for m in re.finditer(r"[^.\n]*(?:" + WEBSITE_CONTROLS.pattern + r")[^.\n]*",
+                                            prose, re.I)]
+
+
+def test_the_wording_check_finds_a_button():
+    old = ("Every statement is\nfollowed by a folded cell that checks it: the cell\u2019s button says what.\n"
+           "\\begin{sphinxVerbatim}\nbutton = 1\n\\end{sphinxVerbatim}\n")
+    assert len(website_wording(old)) == 1
+    assert website_wording("\\emph{Check: the radius}. \\emph{Code: one run}") == []
+    sys.path.insert(0, str(ROOT / "_ext"))
+    assert pdf_structure.pdf_prompt("Show the code: one run of X") == "Code: one run of X"
+    assert pdf_structure.pdf_prompt("Check: x") == "Check: x"
+
+
+@pytest.mark.book
+def test_pdf_mentions_no_website_control(tex):
+    body = tex.split(r"\begin{document}", 1)[1]
+    assert website_wording(body) == []
+
+
+def index_entries(tex: str) -> list[str]:
+    """The general index's entries (``\\index{key@...}``), by key."""
+    return re.findall(r"\\index\{((?:[^{}@]|\{[^{}]*\})*)@", tex)
+
+
+def test_api_entries_leave_the_index():
+    from docutils import nodes
+    from sphinx import addnodes
+
+    import api_reference
+
+    doc = nodes.section()
+    doc += addnodes.index(entries=[("single", "analytic_sigma() (in module egmlib.privacy)",
+                                    "egmlib.privacy.analytic_sigma", "", None),
+                                   ("pair", "module; egmlib.privacy", "module-egmlib.privacy", "", None),
+                                   ("single", "clipping probability", "term-clipping-probability", "", None)])
+    assert api_reference.drop_api_index_entries(doc) == 2
+    assert [e[1] for e in next(iter(doc.findall(addnodes.index)))["entries"]] == ["clipping probability"]
+
+
+@pytest.mark.book
+def test_pdf_index_lists_concepts_not_api_names(tex):
+    entries = index_entries(tex)
+    api = [e for e in entries if "egmlib" in e or "()" in e or "attribute" in e]
+    assert api == []
+    assert len(entries) >= 40  # the glossary's concepts (notation/*.yml), each in the index
+
+
+@pytest.mark.book
+def test_pdf_title_page_has_version_and_date(tex):
+    sys.path.insert(0, str(ROOT / "_ext"))
+    import public_address
+
+    address = public_address.read(ROOT)
+    assert f"\\release{{{address.version}}}" in tex
+    assert r"\renewcommand{\releasename}{Version}" in tex
+    assert f"\\date{{{public_address.release_date_text(address.date)}}}" in tex
+
+
+@pytest.mark.book
+def test_pdf_cites_as_the_bibliography_labels(tex):
+    """One citation style: the bibliography's labels ([Pou23a]) are what the text
+    cites, and the study's report and its code have labels of their own."""
+    labels = re.findall(r"\\bibitem\[([^\]]+)\]", tex)
+    assert labels and not any(label.isdigit() for label in labels)
+    assert len(labels) == len(set(labels))
+    poulsen = [label for label in labels if label.startswith("Pou23")]
+    assert len(poulsen) == 2, poulsen

@@ -133,7 +133,7 @@ def test_errata_numbers_match_the_errata_page():
     stored = "".join("".join(o["data"].get("application/papermill.record/text/markdown", ""))
                      for c in nb["cells"] if c["cell_type"] == "code"
                      for o in c.get("outputs", []) if "errata_list" in json.dumps(o.get("metadata", {})))
-    targets = re.findall(r"^1\. \((erratum-[A-Za-z0-9-]+)\)=", stored, re.M)
+    targets = re.findall(r"^\d+\. \((erratum-[A-Za-z0-9-]+)\)=", stored, re.M)
     assert targets == [sm.erratum_target(e["label"]) for e in sm.errata_entries()], \
         "chapters/errata.ipynb is stale: re-execute it"
 
@@ -156,3 +156,75 @@ def test_a_check_is_named_by_where_it_stands(tmp_path):
     assert sm._link("ch-other", labels, sections) == ("{ref}`the check <ch-other>` under "
                                                       "{doc}`/chapters/ch`")
     assert "a check" not in sm.render()
+
+
+# ---------------------------------------------------------------- one thing per item (issue 33 item 6)
+
+def _entries(page: str) -> dict[str, str]:
+    """label -> the text of its entry on the rendered page."""
+    parts = re.split(r"\n(?=\([\w-]+\)=\n)", "\n" + page)
+    return {m[1]: part for part in parts if (m := re.match(r"\s*\(([\w-]+)\)=\n", part))}
+
+
+def link_texts(entry: str, tops: dict[str, str]) -> list[str]:
+    """What a reader sees of each link of an entry: the explicit text, or the title
+    of the target (a document's title is its top label's)."""
+    out = []
+    for role, body in re.findall(r"\{([\w:]+)\}`([^`]*)`", entry):
+        explicit = re.match(r"(.*?)\s*<([^>]+)>$", body)
+        if explicit:
+            out.append(explicit[1])
+        elif role == "doc":
+            doc = body.lstrip("/")
+            out.append("title of " + tops.get(doc, doc))
+        else:
+            out.append("title of " + body)
+    return out
+
+
+def test_each_status_is_one_of_a_few_words_stated_on_the_page():
+    intro = (ROOT / "study_map.md").read_text()
+    for word in sm.STATUS.values():
+        assert f"**{word}**:" in intro, f"the page does not say what '{word}' means"
+    assert all(len(word.split()) <= 2 and "," not in word for word in sm.STATUS.values())
+
+
+@pytest.mark.parametrize("label, entry", [(k, v) for k, v in sorted(_entries(sm.render()).items())
+                                          if k in {i["label"] for _, i in ITEMS}],
+                         ids=lambda x: x if x.startswith(("study-", "ra-")) else "")
+def test_an_entry_says_one_thing(label, entry):
+    status = re.search(r"\*\*Status: ([^.*]+)\.\*\*", entry)[1]
+    after = entry.split("**Status:", 1)[1]
+    if status == sm.STATUS["not-treated"]:
+        assert "Restated and checked" not in after and "Corrected in" not in after
+    if status == sm.STATUS["checked"]:
+        prose = re.sub(r"\{[\w:]+\}`[^`]*`", "", after)  # labels may hold any word
+        assert not re.search(r"correct|erratum|errata|wrong", prose, re.I), prose
+    tops = sm._doc_tops(LABELS)
+    texts = link_texts(entry, tops)
+    assert len(texts) == len(set(texts)), f"a link text twice: {texts}"
+
+
+def test_checks_are_numbered_and_their_place_named_once(tmp_path):
+    (tmp_path / "chapters").mkdir()
+    (tmp_path / "_toc.yml").write_text("root: intro\nparts:\n  - caption: A\n"
+                                       "    chapters:\n      - file: chapters/ch\n")
+    (tmp_path / "intro.md").write_text("# Intro\n")
+    (tmp_path / "chapters" / "ch.md").write_text(
+        "(ch-top)=\n# Chapter\n\n(ch-sec)=\n## A section\n\n(ch-a)=\nOne check.\n\n(ch-b)=\nAnother.\n\n"
+        "## Unlabelled\n\n(ch-c)=\nA third.\n")
+    labels = sm.book_labels(tmp_path)
+    sections = sm.enclosing_sections(tmp_path)
+    tops = sm._doc_tops(labels)
+    links = sm._EntryLinks(labels, sections, tops)
+    text = links.render(["ch-a", "ch-b", "ch-c"])
+    assert text == ("{ref}`check 1 <ch-a>` and {ref}`check 2 <ch-b>` under {ref}`ch-sec`, "
+                    "{ref}`check 3 <ch-c>` in {doc}`/chapters/ch`")
+    # a place the entry links already is not linked again (the chapter's title twice)
+    again = sm._EntryLinks(labels, sections, tops)
+    text = again.render(["ch-top", "ch-c"])
+    assert text == "{ref}`ch-top`, {ref}`check 1 <ch-c>`"
+    assert len(set(link_texts(text, tops))) == 2
+    # the old rendering, one "the check" per link, fails the test's reading
+    old = ", ".join(sm._link(x, labels, sections) for x in ["ch-a", "ch-b"])
+    assert len(set(link_texts(old, tops))) < len(link_texts(old, tops))

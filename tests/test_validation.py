@@ -58,9 +58,16 @@ def test_as_float_array_refuses_complex_by_name(value):
         v.as_float_array("weights", value)
 
 
-@pytest.mark.parametrize("value", ["1.0", None, [None, 1.0], [[1.0], [1.0, 2.0]], np.random.RandomState(0), True])
+@pytest.mark.parametrize("value", ["1.0", None, [None, 1.0], np.random.RandomState(0), True])
 def test_as_float_array_refuses_non_numbers(value):
     with pytest.raises(TypeError, match="weights"):
+        v.as_float_array("weights", value)
+
+
+@pytest.mark.parametrize("value", [[[1.0], [1.0, 2.0]], [[1.0, 2.0], 3.0], [[1.0, 2.0], [3.0]]])
+def test_as_float_array_names_ragged_input_as_a_shape_problem(value):
+    """Rows of different lengths are a ValueError about the shape, naming the parameter."""
+    with pytest.raises(ValueError, match=r"weights is ragged: its items have different lengths \("):
         v.as_float_array("weights", value)
 
 
