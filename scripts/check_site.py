@@ -380,10 +380,25 @@ def _problem(event: dict) -> str | None:
     return f"{method.split('.')[1]}: {text[:300]}"
 
 
+# The checks measure the whole page as a reader who scrolls through it sees it:
+# the sections the browser lays out lazily (content-visibility: auto,
+# _ext/static/book_fixes.css) are laid out, and book_fixes.js's fixes, which it
+# makes to each formula as it comes near the window, are made to every formula.
+# Run after the time to typeset maths is taken (issue 33 item 10).
+WHOLE_PAGE = """(() => {
+  const s = document.createElement('style');
+  s.textContent = '* { content-visibility: visible !important; }';
+  document.head.appendChild(s);
+  if (window.egmBookFixes) window.egmBookFixes.all();
+  return new Promise(r => requestAnimationFrame(() => requestAnimationFrame(() => r(true))));
+})()"""
+
+
 def _seen(browser: _DevTools) -> dict:
     """What the page now loaded in ``browser`` shows at the current window size."""
     browser.evaluate(SETTLE.format(ms=300))
     thread = renderer_time(browser)
+    browser.evaluate(WHOLE_PAGE)
     dom = browser.evaluate("document.documentElement.outerHTML")
     overflow = browser.evaluate(OVERFLOW)
     equations = equation_problems(browser)

@@ -118,6 +118,18 @@ def test_display_equations_fit_a_phone(browser_check):
     assert len(summary["wide"]) <= WIDE_EQUATIONS, summary["text"]
 
 
+# Issue 33 item 10's bounds on the renderers' CPU from navigation to typeset maths:
+# a median of 1 s and 2 s a page, each with this margin for a machine shared with
+# other jobs (`make test` runs on every core; one site measured 0.87 s and 1.25 s
+# median at two loads of this machine, the book now 0.60 s and 0.70 s).  The check fails only on a clear excess.
+OPEN_MEDIAN_S, OPEN_PAGE_S, OPEN_MARGIN = 1.0, 2.0, 1.5
+# Pages still over 2 s a page (one browser, this machine, renderer CPU): the
+# errata (1.9 s to 2.8 s: its 61 errata are one list, laid out at once) and
+# state_of_the_art (1.5 s to 2.2 s, a 280 kB section).  Any other page over
+# the bound fails the test.
+OPEN_SLOW_PAGES = {"chapters/errata.html", "chapters/state_of_the_art.html"}
+
+
 @needs_chromium
 def test_pages_open_fast(browser_check):
     """Issue 33 item 10: no formula is left for a MathJax in the reader's
@@ -127,8 +139,8 @@ def test_pages_open_fast(browser_check):
     of Chromium's renderer processes (its own count, scripts/check_site.py
     ``renderer_time``, which hardly grows when other jobs share the cores, as
     the page's clock does under `make test`) and the page's own timeline.  The
-    issue's bound (2 s a page, median 1 s) is not asserted: the longest pages
-    (the errata, the API) still take more (see the issue's closing note)."""
+    median is at most OPEN_MEDIAN_S and every page but OPEN_SLOW_PAGES at most
+    OPEN_PAGE_S, each with OPEN_MARGIN for the load of a shared machine."""
     from check_site import speed_and_width
 
     proc, report = browser_check
@@ -137,6 +149,12 @@ def test_pages_open_fast(browser_check):
     assert summary["client"] and not any(summary["client"].values()), summary["client"]
     assert len(summary["cpu"]) == len(summary["client"]) == len(summary["times"])
     assert all(s > 0 for s in summary["cpu"].values()), summary["cpu"]
+    import statistics
+
+    assert statistics.median(summary["cpu"].values()) <= OPEN_MEDIAN_S * OPEN_MARGIN, summary["text"]
+    slow = {rel: s for rel, s in summary["cpu"].items()
+            if s > OPEN_PAGE_S * OPEN_MARGIN and rel not in OPEN_SLOW_PAGES}
+    assert not slow, (slow, summary["text"])
 
 
 BAD_PAGES = {

@@ -12,16 +12,23 @@
     }
     return null;
   }
-  function fit() {
-    const inline = document.querySelectorAll('mjx-container:not([display="true"])');
-    for (const m of inline) m.classList.remove("egm-wide-inline");
+  // Issue 33 item 10: all reads first, then all writes (a read after a write
+  // makes the browser lay the page out again), and only for the formulas that
+  // come near the window (the IntersectionObserver below): with the page's
+  // sections laid out lazily (content-visibility, book_fixes.css), measuring
+  // every formula of a long page at load (the errata: 848) laid out all of it.
+  function fit(inline) {
+    const wide = new Set();
     for (const m of inline) {
       const box = block(m);
       if (!box) continue;
       const avail = box.clientWidth;
-      if (avail > 0 && m.getBoundingClientRect().width > avail + 1) {
-        m.classList.add("egm-wide-inline");
-      }
+      // a formula already marked scrolls in its own box: its content's width
+      const width = m.classList.contains("egm-wide-inline") ? m.scrollWidth : m.getBoundingClientRect().width;
+      if (avail > 0 && width > avail + 1) wide.add(m);
+    }
+    for (const m of inline) {
+      if (m.classList.contains("egm-wide-inline") !== wide.has(m)) m.classList.toggle("egm-wide-inline");
     }
   }
   // The scroll cue (book_fixes.css) hides its shadows under two covers of the
@@ -52,10 +59,14 @@
     }
     return "rgb(" + acc.map(Math.round).join(", ") + ")";
   }
-  function cover() {
-    const math = document.querySelectorAll(
-      'mjx-container[display="true"], mjx-container.egm-wide-inline');
-    for (const m of math) m.style.setProperty("--egm-cover", behind(m));
+  function cover(math) {
+    const shown = math.filter(function (m) {
+      return m.getAttribute("display") === "true" || m.classList.contains("egm-wide-inline");
+    });
+    const colours = shown.map(behind);  // reads, then writes
+    shown.forEach(function (m, i) {
+      if (m.style.getPropertyValue("--egm-cover") !== colours[i]) m.style.setProperty("--egm-cover", colours[i]);
+    });
   }
   // A formula followed by punctuation ("... + δ: (ε, δ)-DP", "(10), so")
   // is glued to it: the browser may break the line after MathJax's box, and
@@ -81,12 +92,34 @@
       span.appendChild(document.createTextNode(hit[0]));
     }
   }
-  function unglueWide() {
-    for (const span of document.querySelectorAll("span.egm-nobr")) {
-      const wide = span.querySelector("mjx-container.egm-wide-inline");
-      span.style.whiteSpace = wide ? "normal" : "nowrap";
+  function unglueWide(inline) {
+    for (const m of inline) {
+      const up = m.parentElement, span = up && up.matches("span.math") ? up.parentElement : up;
+      if (span && span.matches("span.egm-nobr")) {
+        span.style.whiteSpace = m.classList.contains("egm-wide-inline") ? "normal" : "nowrap";
+      }
     }
   }
+  // The formulas near the window (or all of them: egmBookFixes.all(), which
+  // the browser check calls before it measures the whole page).
+  function fix(math) {
+    const inline = math.filter(function (m) { return m.getAttribute("display") !== "true"; });
+    fit(inline);
+    unglueWide(inline);
+    cover(math);
+  }
+  function formulas() { return Array.from(document.querySelectorAll("mjx-container")); }
+  const near = "IntersectionObserver" in window ? new IntersectionObserver(function (entries) {
+    const math = [];
+    for (const e of entries) {
+      if (e.isIntersecting) { near.unobserve(e.target); math.push(e.target); }
+    }
+    if (math.length) fix(math);
+  }, {rootMargin: "100% 0px"}) : null;
+  function watch() {
+    if (near) { for (const m of formulas()) near.observe(m); } else { fix(formulas()); }
+  }
+  window.egmBookFixes = {all: function () { fix(formulas()); }};
   // sphinx-exercise writes "Solution to<a> Exercise 6.1</a>": the space is
   // inside the link, so its underline began with a blank.  It moves out.
   function solutionTitles() {
@@ -126,15 +159,16 @@
   function whenTypeset() {
     const mj = window.MathJax;
     const typeset = mj && mj.startup && mj.startup.promise ? mj.startup.promise : Promise.resolve();
-    typeset.then(glue).then(fit).then(unglueWide).then(cover);
+    typeset.then(glue).then(watch);
   }
   window.addEventListener("load", whenTypeset);
+  // after a resize, each formula is measured again when it comes near the window
   let timer = null;
   window.addEventListener("resize", function () {
     clearTimeout(timer);
-    timer = setTimeout(function () { fit(); unglueWide(); cover(); }, 150);
+    timer = setTimeout(watch, 150);
   });
   // the reader's light/dark switch changes the colours behind the formulas
-  new MutationObserver(cover).observe(document.documentElement,
+  new MutationObserver(watch).observe(document.documentElement,
     {attributes: true, attributeFilter: ["data-theme"]});
 })();
