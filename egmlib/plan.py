@@ -45,7 +45,10 @@ which each run is ``rho``-zCDP.  The exponential mechanism with utility sensitiv
 ``(D / Delta_u)^2 rho_j``, and the ``d`` coordinates and four steps add up by adaptive
 composition (Bun & Steinke 2016).  The clipped mean moves by at most ``2C/n`` in l2
 under either relation (``n`` public, as in the authors' code), so step 4 is
-``rho_M``-zCDP under both.  One row of ``X`` is three of the ``3n`` shifted rows:
+``rho_M``-zCDP under both.  (``2C/n`` is the replacement sensitivity; with ``n``
+public, addition or removal would need only ``C/n``: the authors' quantile steps are
+written for addition or removal, their Gaussian step for replacement.)  One row of
+``X`` is three of the ``3n`` shifted rows:
 
 * ``"add_remove"`` (the default): neighbours add or remove one row, the relation the
   authors' code is written for (its PrivQuantile, Kaplan, Schnapp & Stemmer's, is called
@@ -55,7 +58,14 @@ under either relation (``n`` public, as in the authors' code), so step 4 is
   ``max(q, 1 - q)``, the norm quantile of step 3 (one norm per row) ``rho_C`` with
   ``max(q, 1 - q)``: the whole is ``rho``-zCDP under addition or removal.  (Step 2 is
   counted as the authors count it, three values per row; we have not checked how the
-  shuffled pairing couples when the number of rows changes.)
+  shuffled pairing couples when the number of rows changes.)  Caveats, not checked
+  here: this treats ``n`` as public in step 4 (as the authors' code does) while steps
+  1-3 let ``n`` change.  With ``n`` private, step 4's noise scale differs between the
+  neighbours, so it is not strictly ``rho_M``-zCDP at large Renyi orders (negligible
+  in practice by a referee's computation at ``n = 10^4``, ``d = 512``); and step 3's
+  target rank ``(1 - k) n`` moves by about ``1 - 1/(2 sqrt n)`` per added row, more
+  than the ``max(q, 1 - q)`` it is calibrated for (by the same computation a few per
+  cent of ``rho_C`` at ``n = 10^4``, more at ``n = 10^3``).
 * ``"replace"`` (``"zcdp"``, its earlier name, is kept): neighbours replace one row,
   the convention of the rest of the book.  One row moves any rank in steps 1-2 by at
   most 3 (each of the three rows is in one pair), the norm rank of step 3 by 1; each
@@ -340,7 +350,11 @@ def plan_mean(
     X : array_like, shape (n, d)
         The rows, finite, ``n >= 2``.
     rho : float
-        Total zCDP budget ``> 0``.
+        Total zCDP budget ``> 0``, for the neighbour relation named by
+        ``accounting``.  The default accounting is add/remove (the authors'
+        relation), unlike the rest of egmlib, which uses replacement;
+        ``PLANResult.rho_spent`` reports the run's bound under replacement.
+        ``"zcdp"`` is kept as an alias of ``"replace"``.
     universe : array_like, shape (2,)
         Public range ``(low, high)`` of every coordinate of the mean (and of the
         searches for the centre), ``low < high``.
@@ -351,7 +365,9 @@ def plan_mean(
     accounting : {"add_remove", "replace", "zcdp", "published"}, optional
         The neighbour relation the run is ``rho``-zCDP for (module docstring).
         ``"add_remove"`` (default): one row added or removed, the authors' relation
-        (their calibration with the budget of the copies divided by 9, not 3).
+        (their calibration with the budget of the copies divided by 9, not 3), with
+        ``n`` public in step 4 as in their code (module docstring: the caveats when
+        ``n`` is private).
         ``"replace"``: one row replaced, the book's convention (``"zcdp"`` is its
         earlier name, kept); in PLAN's high-dimensional settings its centre
         step often fails (module docstring: gaussianB, ``d = 512``, ``rho = 1/16``).
