@@ -13,9 +13,12 @@ with l2-sensitivity ``Delta``:
 
 and the accounting of a composition of Gaussian mechanisms with zCDP budgets
 ``rho_i`` fixed in advance (every pipeline, CoinPress, HLY and PLAN in the book):
-:func:`rho_for` (the total ``rho`` that is exactly ``(epsilon, delta)``-DP),
-:func:`zcdp_delta` and :func:`zcdp_to_epsilon_delta` (the exact profile of the
-composition) and the usual bound :func:`zcdp_epsilon_bound`.
+:func:`gaussian_rho` (the total ``rho`` that is exactly ``(epsilon, delta)``-DP),
+:func:`gaussian_zcdp_delta` and :func:`gaussian_zcdp_epsilon` (the exact profile of the
+composition), exact only for compositions of Gaussian mechanisms, as their names say;
+for any ``rho``-zCDP mechanism, :func:`rho_for_cks` and :func:`zcdp_epsilon_cks` (the
+conversion of Canonne, Kamath and Steinke) and the usual bound :func:`zcdp_epsilon_bound`.
+(PLAN's exponential-mechanism steps are not Gaussian: the second group applies to it.)
 
 How the profile is evaluated.  Write ``s = sigma / Delta``, ``u = epsilon s
 - 1/(2s)`` and ``v = epsilon s + 1/(2s)``.  Theorem 8 of Balle and Wang reads
@@ -354,9 +357,20 @@ def _gaussian_delta(sigma: ArrayLike, epsilon: float, sensitivity: float) -> flo
     eps = check_positive("epsilon", epsilon)
     sens = check_positive("sensitivity", sensitivity)
     if arr.ndim == 0:
-        return _delta_up(float(arr) / sens, eps)
-    out = np.fromiter((_delta_up(float(x) / sens, eps) for x in arr.ravel()), dtype=np.float64, count=arr.size)
+        return _delta_up(_ratio_toward_zero(float(arr), sens), eps)
+    out = np.fromiter((_delta_up(_ratio_toward_zero(float(x), sens), eps) for x in arr.ravel()),
+                      dtype=np.float64, count=arr.size)
     return out.reshape(arr.shape)
+
+
+def _ratio_toward_zero(sigma: float, sens: float) -> float:
+    """sigma / sens rounded down, never up: a larger ratio gives a smaller delta, and
+    near delta = 1e-300 the profile magnifies a half-ulp error about 1,400-fold, more
+    than the allowance _delta_up adds (found by a referee at sensitivity != 1)."""
+    ratio = sigma / sens
+    if sens != 1.0 and Fraction(ratio) > Fraction(sigma) / Fraction(sens):
+        ratio = math.nextafter(ratio, 0.0)  # the division rounded up: step back below
+    return ratio
 
 
 _MISSING = object()
@@ -558,7 +572,7 @@ class _Acceptance:
 
     def __call__(self, sigma: float) -> bool:
         """Whether ``sigma`` passes the rounding-safe acceptance test."""
-        s1 = sigma / self.sens  # exactly as gaussian_delta computes it
+        s1 = _ratio_toward_zero(sigma, self.sens)  # exactly as gaussian_delta computes it
         if _round_up_delta(self._delta(s1)) > self.target:
             return False
         return self._delta(math.nextafter(s1, 0.0)) <= self.target * (1.0 - _PROFILE_RTOL)

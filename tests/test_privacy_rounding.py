@@ -214,3 +214,19 @@ def test_deprecated_names_and_positional_form():
         gaussian_zcdp_epsilon(0.5, 1e-6)          # delta is keyword-only
     with pytest.raises(TypeError):
         gaussian_zcdp_delta(0.5, 1.0)             # epsilon is keyword-only
+
+
+@pytest.mark.parametrize("eps, sigma, sens", [
+    # a referee's counterexamples: sigma / sens rounded to nearest went up, and near
+    # delta = 1e-286 the profile magnified that half ulp beyond the rounding allowance
+    (0.0300140759, 56788.6949, 47.5688967),
+    (0.0300140759, 56500.0, 47.5688967),
+    (1.0, 7.3, 0.1),
+    (0.5, 123.456, 3.3),
+])
+def test_gaussian_delta_rounds_up_at_any_sensitivity(eps, sigma, sens):
+    """gaussian_delta(eps, sigma=, sensitivity=) is never below the exact profile of the
+    exact ratio sigma / sensitivity (mpmath), also where that ratio is not a double."""
+    with mp.workdps(DPS):
+        exact = mp_delta(mp.mpf(sigma) / mp.mpf(sens), eps)
+    assert exact <= gaussian_delta(eps, sigma=sigma, sensitivity=sens)
