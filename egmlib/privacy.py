@@ -311,7 +311,12 @@ def classic_sigma(epsilon: float, delta: float, sensitivity: float = 1.0) -> flo
         )
     dlt = check_probability("delta", delta)
     sens = check_positive("sensitivity", sensitivity)
-    return sens * math.sqrt(2.0 * math.log(1.25 / dlt)) / eps
+    sigma = sens * math.sqrt(2.0 * math.log(1.25 / dlt)) / eps
+    # Five roundings (log, product, sqrt, product, quotient), each within half an ulp:
+    # four steps up put the result above the exact formula (rounded toward privacy).
+    for _ in range(4):
+        sigma = math.nextafter(sigma, math.inf)
+    return sigma
 
 
 # Safe rounding of the profile.  _profile has relative error below _PROFILE_RTOL

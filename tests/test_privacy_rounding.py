@@ -230,3 +230,14 @@ def test_gaussian_delta_rounds_up_at_any_sensitivity(eps, sigma, sens):
     with mp.workdps(DPS):
         exact = mp_delta(mp.mpf(sigma) / mp.mpf(sens), eps)
     assert exact <= gaussian_delta(eps, sigma=sigma, sensitivity=sens)
+
+
+@pytest.mark.parametrize("eps, delta, sens", [(0.5, 1e-5, 1.0), (0.01, 1e-12, 3.0),
+                                              (0.999, 0.3, 0.7), (1e-4, 1e-300, 17.0)])
+def test_classic_sigma_rounds_up(eps, delta, sens):
+    """classic_sigma is never below Dwork and Roth's formula evaluated exactly (mpmath)."""
+    from egmlib.privacy import classic_sigma
+    with mp.workdps(DPS):
+        exact = mp.mpf(sens) * mp.sqrt(2 * mp.log(mp.mpf(1.25) / mp.mpf(delta))) / mp.mpf(eps)
+    got = classic_sigma(eps, delta, sens)
+    assert exact <= got <= exact * (1 + 1e-14)
