@@ -144,7 +144,7 @@ def rows():
     truth = [mp_sigma(e, d) for e, d in points]
     record("calibration", "sigma", "up", {
         ("egmlib", "analytic_sigma (exact)"): [timed(P.analytic_sigma, e, d) for e, d in points],
-        ("dp-accounting", "get_sigma_gaussian (exact, tol 1e-12)"): [timed(da_sigma, e, d) for e, d in points],
+        ("dp-accounting", "get_sigma_gaussian (exact, tol 10⁻¹²)"): [timed(da_sigma, e, d) for e, d in points],
         ("OpenDP", "zCDP + CKS conversion, binary search"): [timed(od_sigma, e, d, repeat=1) for e, d in points],
     }, truth)
     # 2. profile: delta of N(0, s^2) at epsilon, s = 1.1 sigma*  -- safe is delta >= delta*
@@ -188,7 +188,7 @@ def main() -> None:
         print(f"{r['task']:16} {r['library']:14} {r['method']:42} {r['max_rel_error']:14.2e} "
               f"{r['unsafe']:>4}/{r['points']:<2} {r['time_ratio']:13.1f}")
     if "--write" in sys.argv:
-        with OUT.open("w", newline="") as f:
+        with OUT.open("w", newline="", encoding="utf-8") as f:
             f.write("# regenerate: python bench/bench_references.py --write  (make bench)\n")
             w = csv.DictWriter(f, fieldnames=list(table[0]))
             w.writeheader()

@@ -76,6 +76,11 @@ def patch(target: str, make: Callable[[Callable[..., Any]], Callable[..., Any]])
     Returns a :class:`Patch` whose ``restore()`` (or ``with`` block) undoes it.
     """
     original = resolve(target)
+    # egmlib's package namespace is lazy: resolve every public name first, so that a name
+    # first read inside the patch is not cached as the mutant after restore().
+    package = importlib.import_module("egmlib")
+    for name in getattr(package, "__all__", ()):
+        getattr(package, name, None)
     mutant = make(original)
     if not callable(mutant) or mutant is original:
         raise ValueError(f"the mutant of {target} must be a new callable")

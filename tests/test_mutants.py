@@ -73,6 +73,10 @@ def _chapters_using_egmlib() -> set[str]:
         code = re.sub(r"^\s*from egmlib\.report import .*$", "", code, flags=re.M)
         if re.search(r"^\s*(from egmlib\b|import egmlib\b)", code, re.M):
             found.add(path.stem)
+    # the errata page reads the other chapters' stored outputs, which the mutants' scratch
+    # run does not have (its control fails at c004); its one egmlib call, analytic_sigma
+    # in err-s4-unit-ball's check, is mutated in the Gaussian mechanism chapter's mutants
+    found.discard("errata")
     return found
 
 

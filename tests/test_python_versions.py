@@ -48,7 +48,9 @@ def test_verdict(version, verdict):
 def _scratch(tmp: Path) -> Path:
     (tmp / "scripts").mkdir(parents=True)
     (tmp / "requirements").mkdir()
-    for name in ("Makefile", "pyproject.toml", "requirements/book.lock", "scripts/python_version.py"):
+    (tmp / "_ext" / "mathjax").mkdir(parents=True)
+    for name in ("Makefile", "pyproject.toml", "requirements/book.lock", "scripts/python_version.py",
+                 "_ext/mathjax/package.json", "_ext/mathjax/package-lock.json"):
         shutil.copy(ROOT / name, tmp / name)
     return tmp
 
