@@ -177,7 +177,8 @@ def test_pdf_cuts_folded_outputs(tex):
                 checked += 1
                 printed = {line.strip() for line in verbatim_text(tex).splitlines()}
                 assert lines[-1] not in printed, (path.stem, lines[-1])
-    assert checked >= 1
+    # Since issue 33 turned the long printouts into tables, the book may have no folded
+    # output this long (checked == 0): the property then holds for every one there is.
 
 
 def test_wide_verbatim_is_set_smaller():
@@ -249,10 +250,12 @@ def test_pdf_cuts_long_shown_outputs(tex):
     """No shown output of more than LONG_OUTPUT lines is printed whole: its last line
     is not in the .tex, and a note says where the whole output is."""
     long = long_shown_outputs(_book_notebooks())
-    assert long, "the book has long printed tables (state_of_the_art, zipf_experiments)"
+    # Since issue 33 turned the long printed tables into tables, the book may have no
+    # long shown output left; the property is then checked on every one there is.
     printed = {line.strip() for line in verbatim_text(tex).splitlines()}
     assert [item for item in long if item[1] in printed] == []
-    assert "HTML version prints it whole" in tex
+    if long:
+        assert "HTML version prints it whole" in tex
 
 
 # -- nothing sticks out past the right margin (issue #26: a theorem's title ran off) -------
