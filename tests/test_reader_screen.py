@@ -240,13 +240,13 @@ def test_the_themes_tab_stops_come_lazily(tmp_path):
     theme = ("<script>addEventListener('load', () => { window.themeFound = document.querySelectorAll("
              + THEME_SCROLLERS + ").length; });</script>")
     results = {}
-    for name, script in (("theme.html", ""), ("book.html", f'<script src="{JS.name}"></script>')):
-        (tmp_path / name).write_text(
-            '<!DOCTYPE html><html><head><meta charset="utf-8">' + script + theme
-            + f"</head><body>{TAB_STOPS}</body></html>")
-        browser = check_site._DevTools(390)
-        try:
-            browser.call("Page.enable")
+    browser = check_site._DevTools(390)
+    try:
+        browser.call("Page.enable")
+        for name, script in (("theme.html", ""), ("book.html", f'<script src="{JS.name}"></script>')):
+            (tmp_path / name).write_text(
+                '<!DOCTYPE html><html><head><meta charset="utf-8">' + script + theme
+                + f"</head><body>{TAB_STOPS}</body></html>")
             browser.call("Page.navigate", wait_event="Page.loadEventFired", url=(tmp_path / name).as_uri())
             browser.evaluate(check_site.SETTLE.format(ms=200))
             tabs = "['wide', 'narrow', 'far'].map(i => document.getElementById(i).getAttribute('tabindex'))"
@@ -254,7 +254,7 @@ def test_the_themes_tab_stops_come_lazily(tmp_path):
             browser.evaluate("document.getElementById('far').scrollIntoView(); "
                              "new Promise(r => setTimeout(r, 300)).then(() => true)")
             results[name] = at_load + [browser.evaluate(tabs)]
-        finally:
-            browser.close()
+    finally:
+        browser.close()
     assert results["theme.html"] == [3, [None, None, None], [None, None, None]]
     assert results["book.html"] == [0, ["0", "-1", None], ["0", "-1", "0"]]
