@@ -227,9 +227,9 @@ def test_the_themes_tab_stops_come_lazily(tmp_path):
     laid out the sections the browser skips, content-visibility): with
     book_fixes.js its search finds none, and each box gets the theme's tab stop
     (0 if it scrolls, -1 if not) when it comes near the window."""
-    import pydata_sphinx_theme
+    import importlib.util
 
-    theme_js = (Path(pydata_sphinx_theme.__file__).parent / "theme" / "pydata_sphinx_theme" / "static"
+    theme_js = (Path(importlib.util.find_spec("pydata_sphinx_theme").origin).parent / "theme" / "pydata_sphinx_theme" / "static"
                 / "scripts" / "pydata-sphinx-theme.js").read_text()
     assert theme_js.count(THEME_SCROLLERS) == 1, "the theme's search for boxes that scroll has changed"
     sys.path.insert(0, str(CHECK_SITE.parent))
