@@ -357,7 +357,11 @@ SAFETY = 1.06             # kerning, rounding: a column this much wider holds it
 TEXT_WIDTH_EM = 46.97     # \linewidth of the book's page: 6.5 in at 10 pt
 COLUMN_PADDING_EM = 1.2   # 2 \tabcolsep (6 pt each side)
 HEADER_LINES = 2          # a header may take this many lines before its column widens
-SMALLER = 0.9             # \small against the text size (9 pt and 10 pt)
+# The sizes a table is tried at, in order, until its words fit: (LaTeX size, its
+# scale against the text's 10 pt, \tabcolsep in pt).  A wide table of numbers
+# (13 columns in state_of_the_art) is set smaller with narrower gaps, as a
+# typesetter sets a wide tabular, rather than running past the margin.
+TABLE_SIZES = (("", 1.0, 6), (r"\small", 0.9, 6), (r"\footnotesize", 0.8, 4), (r"\scriptsize", 0.7, 3))
 BREAK_AFTER = "-/_"       # a word may break after these (TeX's hyphen; \allowbreak)
 HYPHENATED = 0.65         # a long word hyphenated: its longest piece, as a share of it
 LONG_WORD = 8             # letters of a word that TeX may hyphenate in a narrow column
@@ -486,13 +490,14 @@ def column_widths(rows: list[list[list[list[Glyph]]]], n_header: int, available:
     return [s + spare * (m - s) / lack for m, s in zip(most, least)]
 
 
-def table_spec(widths: list[float], aligns: list[str], scale: float = 1.0) -> str:
+def table_spec(widths: list[float], aligns: list[str], scale: float = 1.0,
+               padding: float = COLUMN_PADDING_EM) -> str:
     """A tabularcolumns spec: each column a fraction of the line (Sphinx's \\Y),
     ragged-right, or ragged-left where ``aligns`` says "right"."""
     out = []
     for width, align in zip(widths, aligns):
         # rounded down: the shares never add up to more than the line
-        share = math.floor(1e4 * (width * scale + COLUMN_PADDING_EM) / TEXT_WIDTH_EM) / 1e4
+        share = math.floor(1e4 * (width * scale + padding) / TEXT_WIDTH_EM) / 1e4
         ragged = {"right": r"\raggedleft", "center": r"\centering"}.get(align, r"\raggedright")
         out.append(rf">{{{ragged}\arraybackslash}}\Y{{{share:.4f}}}")
     return "".join(out)
@@ -568,24 +573,29 @@ class PdfTableWidths(SphinxPostTransform):
             rows, n_header = found
             cells = [[cell_lines(entry, r < n_header) for entry in row] for r, row in enumerate(rows)]
             ncols = len(rows[0])
-            available = TEXT_WIDTH_EM - ncols * COLUMN_PADDING_EM
-            # the text size; else long words hyphenated; else one size smaller
-            for scale, hyphenate in ((1.0, False), (1.0, True), (SMALLER, False), (SMALLER, True)):
-                widths = column_widths(cells, n_header, available / scale, hyphenate)
+            # the text size; else long words hyphenated; else smaller sizes (TABLE_SIZES)
+            widths = None
+            for size, scale, tabcolsep in TABLE_SIZES:
+                padding = 2 * tabcolsep / 10  # in em of 10 pt
+                available = TEXT_WIDTH_EM - ncols * padding
+                for hyphenate in (False, True):
+                    widths = column_widths(cells, n_header, available / scale, hyphenate)
+                    if widths is not None:
+                        break
                 if widths is not None:
                     break
-            if widths is None:
-                logger.warning("pdf_structure: a table's words do not fit the line even in "
-                               "\\small (%d columns)", ncols, location=table)
+            if widths is None:  # left to tabulary; the PDF's layout check names it
+                logger.info("pdf_structure: a table's words do not fit the line even in %s "
+                            "(%d columns)", size, ncols, location=table)
                 continue
             aligns = [_alignment([row[c] for row in rows[n_header:]] or [rows[0][c]])
                       for c in range(ncols)]
             for row in rows:
                 for entry in row:
                     _breakable_underscores(entry)
-            parent.insert(at, addnodes.tabular_col_spec(spec=table_spec(widths, aligns, scale)))
-            if scale != 1.0:
-                parent.insert(at, _raw(r"\begingroup\small"))
+            parent.insert(at, addnodes.tabular_col_spec(spec=table_spec(widths, aligns, scale, padding)))
+            if size:
+                parent.insert(at, _raw(r"\begingroup" + size + rf"\setlength{{\tabcolsep}}{{{tabcolsep}pt}}"))
                 parent.insert(parent.index(table) + 1, _raw(r"\endgroup"))
 
 

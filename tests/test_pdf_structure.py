@@ -494,3 +494,34 @@ def test_the_table_transform_sets_widths_from_the_content():
     text = "".join(str(t) for t in document.children[1].findall(nodes.Text)
                    if not isinstance(t.parent, nodes.raw))
     assert "make_zCDP_to_approxDP" in text  # the text itself is unchanged
+
+
+def test_a_wide_table_is_set_smaller_not_past_the_margin():
+    """13 columns of numbers (state_of_the_art's contest) fit only in a smaller size
+    with narrower gaps: the transform sets them so (and leaves a table that fits at
+    the text size alone)."""
+    from docutils.utils import new_document
+    from sphinx import addnodes
+
+    ps = _pdf_structure()
+    header = ["cell (ε, R, d, α, n)", "best", "plain", "alg3", "coinpress", "hybrid", "hybrid_opt",
+              "hly", "plan", "plan_noscale", "verdict (gap)", "ratio at 2 s.e. (top two)",
+              "ratio at 2 s.e. (coinpress/hybrid)"]
+    body = ["(1, 1000, 10, 1, 1000)", "hybrid_opt: 4.36 × 10⁻⁴ ± 9.9 × 10⁻⁶", "136,000", "137,000",
+            "2.13", "1.18", "1.00", "21,000", "4.49 × 10⁸", "4.03 × 10⁶", "simulation only (4.1 s.e.)",
+            "1.06", "2,460"]
+    assert ps.column_widths(_cells([header, body]), 1, ps.TEXT_WIDTH_EM - 13 * ps.COLUMN_PADDING_EM,
+                            hyphenate=True) is None
+    document = new_document("test")
+    document += _docutils_table([header, body])
+    document += _docutils_table([["n", "error"], ["1,000", "0.25"]])
+    ps.PdfTableWidths(document).run()
+    raw = [n.astext() for n in document.children if n.tagname == "raw"]
+    assert len(raw) == 2
+    assert raw[0].strip().startswith((r"\begingroup\footnotesize", r"\begingroup\scriptsize"))
+    assert raw[1].strip() == r"\endgroup"
+    specs = [n["spec"] for n in document.children if isinstance(n, addnodes.tabular_col_spec)]
+    assert len(specs) == 2
+    assert sum(float(x) for x in re.findall(r"\\Y\{([\d.]+)\}", specs[0])) <= 1.0
+    # the small table: natural widths, far narrower than the line
+    assert sum(float(x) for x in re.findall(r"\\Y\{([\d.]+)\}", specs[1])) < 0.3
