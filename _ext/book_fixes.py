@@ -156,6 +156,7 @@ def _add_static(app):
 def setup(app):
     app.connect("builder-inited", _add_static)
     app.add_css_file("book_fixes.css")
+    app.add_css_file("phone_outputs.css")  # issue 33 item 2: check lines wrap on phones
     app.add_js_file("book_fixes.js")
     app.connect("doctree-resolved", _fix_proofs)
     app.connect("doctree-read", _note_math_titles)

@@ -253,7 +253,8 @@ def render(root: Path = ROOT) -> str:
             status = STATUS[item["status"]]
             links = _EntryLinks(labels, sections, tops)
             where = links.render(item.get("where", []))
-            errata = item.get("errata", [])
+            # in the errata page's order (its numbers), whatever the order in the YAML
+            errata = sorted(item.get("errata", []), key=lambda e: numbers.get(e, len(numbers) + 1))
             fixes = links.render(errata, {err: f"{{ref}}`erratum {numbers[err]} "
                                                f"<{erratum_target(err)}>`"
                                           for err in errata if err in numbers})

@@ -160,7 +160,13 @@ def coinpress_schedule(n: int, d: int, radius: float, rhos: ArrayLike) -> CoinPr
     dd = _count("d", d)
     r = check_positive("radius", radius)
     rh = _rhos(rhos)
-    g = tail_bound(dd, _BETA)
+    return _schedule(nn, r, rh, tail_bound(dd, _BETA))
+
+
+def _schedule(nn: int, r: float, rh: NDArray[np.float64], g: float) -> CoinPressSchedule:
+    """CoinPress's recursion at tail radius ``g`` (validated arguments): shared by
+    :func:`coinpress_schedule` (``g`` Laurent and Massart's bound) and
+    :func:`egmlib.pipelines.coinpress_exact_pipeline` (the exact quantile)."""
     thresholds, sds, radii = [], [], []
     for p in rh:
         t = min(math.sqrt(r * r + 2.0 * _SQRT_LOG * r + g * g), r + g)

@@ -44,7 +44,7 @@ from egmlib._validation import (
     check_rows,
     overflow_guard,
 )
-from egmlib.coinpress import coinpress_schedule, tail_bound
+from egmlib.coinpress import _schedule, coinpress_schedule, tail_bound
 from egmlib.gchi2 import isf as _gchi2_isf
 from egmlib.gchi2 import sf as _gchi2_sf
 from egmlib.optimal import box_half_width, clipping_error, optimal_scaling
@@ -262,8 +262,7 @@ def coinpress_pipeline(sigmas: ArrayLike, n: int, radius: float, rhos: ArrayLike
     nn = _count("n", n, 2)
     rh = _rhos(rhos)
     sched = coinpress_schedule(nn, sig.size, radius, rh)
-    a = 1.0 / sig
-    return tuple(_ball_step(a, t, nn, p) for t, p in zip(sched.thresholds, rh))
+    return _ball_steps(1.0 / sig, sched.thresholds, nn, rh)
 
 
 @overflow_guard
@@ -311,14 +310,12 @@ def coinpress_exact_pipeline(sigmas: ArrayLike, n: int, radius: float, rhos: Arr
     r = check_positive("radius", radius)
     rh = _rhos(rhos)
     g = math.sqrt(float(chi2.isf(_BETA, sig.size)))
-    a = 1.0 / sig
-    steps = []
-    for p in rh:
-        t = min(math.sqrt(r * r + 2.0 * _SQRT_LOG * r + g * g), r + g)
-        step = _ball_step(a, t, nn, float(p))
-        steps.append(step)
-        r = math.sqrt(1.0 / nn + float(step.noise_sd[0]) ** 2) * g
-    return tuple(steps)
+    return _ball_steps(1.0 / sig, _schedule(nn, r, rh, g).thresholds, nn, rh)
+
+
+def _ball_steps(a: NDArray[np.float64], thresholds: ArrayLike, n: int, rhos: ArrayLike) -> tuple[Step, ...]:
+    """One ball step per (threshold, budget), all with scaling ``a``."""
+    return tuple(_ball_step(a, float(t), n, float(p)) for t, p in zip(thresholds, rhos))
 
 
 def _clip(value: object) -> float | None:

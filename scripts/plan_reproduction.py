@@ -22,8 +22,8 @@ index), so one setting regenerates alone with the same numbers, e.g.
 
     python scripts/plan_reproduction.py gaussianB --r 1 --rho 0.25 --alpha 1
 
-Run time of ``all`` (10 runs per setting, one thread): about 470 s of CPU time
-(8 core-minutes); per setting from 0.6 s (A, d = 16) to 73 s (A, d = 2048), see
+Run time of ``all`` (10 runs per setting, one thread): about 580 s of CPU time
+(10 core-minutes); per setting from 0.6 s (A, d = 16) to 109 s (C, d = 1024), see
 data/plan_reproduction/README.md.
 """
 
@@ -56,6 +56,7 @@ SUBSET = [
     ("gaussianB", (512,), (0.0625, 1.0), (0.0, 2.0), 10),
     ("gaussianB", (512,), (0.25,), (1.0,), 10),
     ("gaussianA", (2048,), (0.125, 1.0), (0.0,), 10),
+    ("gaussianC", (1024,), (0.125,), (2.0,), 10),     # session 10: arena A's d = 1024
 ]
 
 

@@ -90,6 +90,19 @@ system CPU, one process at nice 10 on the shared 2-core machine at load 7-12):
   the cell's replicate count: 207.9 CPU-s (26 min wall at load 12-18) for the first nine
   cells of CONTEST_CELLS; stopped (CPU budget) while running PLAN in the tenth, so the two
   cells at d = 100 have no tuned HLY or PLAN (the chapter says so).
+
+Session 10 (issue 34; /usr/bin/time -v, user + system CPU, nice 10, load 7-10 on the
+shared 2 cores):
+.venv/bin/python scripts/state_of_the_art.py d1000_more | oracle34_edge
+* d1000_more -> contest_d1000.csv: the coinpress and hybrid rows over D1000_REPS +
+  D1000_MORE replicates (the first D1000_REPS recomputed from their seeds and checked
+  against the stored rows, D1000_MORE more from seeds key + [k, 1]); every other row
+  unchanged: 57 CPU-s (44 user + 13 system), 80 replicates of about 0.7 CPU-s;
+* oracle34_edge -> contest_oracle34.csv and contest_pilot34.csv: where the oracle pilot
+  chose the top of its grid (HLY's z = 6, PLAN's beta = 0.9) the grid gets HLY_Z_MORE /
+  PLAN_BETA_MORE (same pilot seeds, ORACLE34_REPS each), and the cell's row is recomputed
+  where the choice moves (kept otherwise): 116 CPU-s (102 user + 14 system), 577 s wall;
+  HLY moved in all 5 cells (to 12 in 4), PLAN in 5 of 6 (to 0.99 in 2).
 """
 
 from __future__ import annotations
@@ -513,25 +526,33 @@ def contest_best(method: str, sig: np.ndarray, n: int, R: float, rho: float) -> 
     return float(grid[k]), float(errors[k])
 
 
-def contest_cell(eps: float, R: float, d: int, alpha: float, n: int, methods=CONTEST_METHODS) -> list[dict]:
+def contest_setup(eps: float, R: float, d: int, alpha: float, n: int, reps: int | None = None):
+    """A contest cell's (sigmas, rho, replicate count, seed key, true mean); the key is
+    [SEED, 7, 1000 eps, R index, d, alpha index, n], the true mean drawn from it."""
+    key = [SEED, 7, int(round(1000 * eps)), (0.1, 10.0, 1000.0).index(R), d, ALPHAS.index(alpha), n]
+    mu = true_mean(d, R, np.random.default_rng(key))
+    return (zipf_sigmas(d, alpha), gaussian_rho(eps, DELTA), contest_reps(n, d) if reps is None else reps,
+            key, mu)
+
+
+def contest_cell(eps: float, R: float, d: int, alpha: float, n: int, methods=CONTEST_METHODS, *,
+                 reps: int | None = None, stream: tuple = (), errors: dict | None = None,
+                 log: bool = True) -> list[dict]:
     """Every method on one cell, the fixed replicate count, seeded per (cell, method).
 
     Target: the sample mean (the study's).  Method k draws its data and noise from
     default_rng([SEED, 7, 1000 eps, R index, d, alpha index, n, k]) (R index in
-    (0.1, 10, 1000)); the true mean is at 0.9 R from the public centre 0.
+    (0.1, 10, 1000)); the true mean is at 0.9 R from the public centre 0.  ``reps``
+    replaces the cell's replicate count and ``stream`` extends every method's seed (more
+    replicates, independent of the stored ones); ``errors``, when given, receives each
+    method's array of errors; ``log=False`` prints nothing (the chapter calls this).
     """
-    ia = ALPHAS.index(alpha)
-    iR = (0.1, 10.0, 1000.0).index(R)
-    sig = zipf_sigmas(d, alpha)
-    rho = gaussian_rho(eps, DELTA)
-    reps = contest_reps(n, d)
-    key = [SEED, 7, int(round(1000 * eps)), iR, d, ia, n]
-    mu = true_mean(d, R, np.random.default_rng(key))
+    sig, rho, reps, key, mu = contest_setup(eps, R, d, alpha, n, reps)
     rows = []
     for k, method in enumerate(methods):
         if method == "hly_old" and (eps, R, d, alpha, n) not in ABLATION_CELLS:
             continue
-        rng = np.random.default_rng(key + [CONTEST_METHODS.index(method)])
+        rng = np.random.default_rng(key + [CONTEST_METHODS.index(method)] + list(stream))
         extra = dict(clipped=float("nan"), threshold=float("nan"))
         if method.startswith("hly"):
             T, z = hly_settings(d, R) if method == "hly" else (10, 0.0)
@@ -557,8 +578,11 @@ def contest_cell(eps: float, R: float, d: int, alpha: float, n: int, methods=CON
         rows.append(dict(epsilon=eps, R=R, d=d, alpha=alpha, n=n, method=method, param=param,
                          reps=reps, mean=float(err.mean()), se=float(err.std(ddof=1) / math.sqrt(reps)),
                          median=float(np.median(err)), formula=formula, **extra))
-        print("contest", eps, R, d, alpha, n, method, reps, f"{rows[-1]['mean']:.4g}",
-              f"{rows[-1]['se'] / rows[-1]['mean']:.3f}", flush=True)
+        if errors is not None:
+            errors[method] = err
+        if log:
+            print("contest", eps, R, d, alpha, n, method, reps, f"{rows[-1]['mean']:.4g}",
+                  f"{rows[-1]['se'] / rows[-1]['mean']:.3f}", flush=True)
     return rows
 
 
@@ -573,6 +597,24 @@ U_CELLS = ((10, 1.0, 10000), (100, 1.0, 1000), (10, 2.0, 10000), (10, 1.0, 1000)
 U_REPS = 200             # paired replicates per cell (100 where n d > 1e5)
 
 
+def share_errors(seed: list, sig: np.ndarray, n: int, R: float, rho: float):
+    """One replicate of method 6 at every share of U_SHARES: the true mean from
+    default_rng(seed), the rows from default_rng(seed + [1]), the noise from a fresh
+    default_rng(seed + [2]) for every share (paired).  Returns (errors, rows, their mean)."""
+    d = sig.size
+    mu = true_mean(d, R, np.random.default_rng(seed))
+    X = np.random.default_rng(seed + [1]).standard_normal((n, d)) * sig + mu
+    xbar = X.mean(axis=0)
+    errs = np.empty(len(U_SHARES))
+    for j, share in enumerate(U_SHARES):
+        rng = np.random.default_rng(seed + [2])
+        v = private_variances(X, SIGMA_BOUND**2, np.full(V_STEPS, share * rho / V_STEPS), rng=rng, z=0.5)
+        guess = np.sqrt(np.maximum(v.upper, 1e-300))
+        pipe = hybrid_pipeline(guess, n, R, standard_schedule((1.0 - share) * rho, 4))
+        errs[j] = float(np.sum((run_pipeline(X, np.zeros(d), pipe, rng=rng) - xbar) ** 2))
+    return errs, X, xbar
+
+
 def unknown_fine_errs(d: int, alpha: float, n: int, first: int, stop: int) -> np.ndarray:
     """The errors of replicates first..stop-1 of unknown_fine_cell: one row per share of
     U_SHARES, then the known-sigma hybrid (each replicate is seeded alone, so a cell can
@@ -584,15 +626,7 @@ def unknown_fine_errs(d: int, alpha: float, n: int, first: int, stop: int) -> np
     errs = np.empty((len(U_SHARES) + 1, stop - first))
     for col, i in enumerate(range(first, stop)):
         seed = [SEED, 8, d, ia, n, i]
-        mu = true_mean(d, R, np.random.default_rng(seed))
-        X = np.random.default_rng(seed + [1]).standard_normal((n, d)) * sig + mu
-        xbar = X.mean(axis=0)
-        for j, share in enumerate(U_SHARES):
-            rng = np.random.default_rng(seed + [2])
-            v = private_variances(X, SIGMA_BOUND**2, np.full(V_STEPS, share * rho / V_STEPS), rng=rng, z=0.5)
-            guess = np.sqrt(np.maximum(v.upper, 1e-300))
-            pipe = hybrid_pipeline(guess, n, R, standard_schedule((1.0 - share) * rho, 4))
-            errs[j, col] = float(np.sum((run_pipeline(X, np.zeros(d), pipe, rng=rng) - xbar) ** 2))
+        errs[:-1, col], X, xbar = share_errors(seed, sig, n, R, rho)
         pipe = hybrid_pipeline(sig, n, R, standard_schedule(rho, 4))
         errs[-1, col] = float(np.sum((run_pipeline(X, np.zeros(d), pipe, rng=np.random.default_rng(seed + [2]))
                                       - xbar) ** 2))
@@ -639,13 +673,7 @@ PLAN_CELLS = tuple(c for c in CONTEST_CELLS if c[2] * c[4] <= 10**4 or c in ((1.
 def contest_plan_cell(eps: float, R: float, d: int, alpha: float, n: int) -> list[dict]:
     """PLAN (egmlib.plan.plan_mean, accounting="replace", defaults) on one contest cell, with
     the contest's fixed replicate count; method k draws from default_rng(key + [20 + k])."""
-    ia = ALPHAS.index(alpha)
-    iR = (0.1, 10.0, 1000.0).index(R)
-    sig = zipf_sigmas(d, alpha)
-    rho = gaussian_rho(eps, DELTA)
-    reps = contest_reps(n, d)
-    key = [SEED, 7, int(round(1000 * eps)), iR, d, ia, n]
-    mu = true_mean(d, R, np.random.default_rng(key))
+    sig, rho, reps, key, mu = contest_setup(eps, R, d, alpha, n)
     rows = []
     for k, method in enumerate(PLAN_METHODS):
         rng = np.random.default_rng(key + [20 + k])
@@ -677,13 +705,7 @@ PLAN_SENS = (("replace", 0.25, 0.25), ("add_remove", 0.25, 0.25), ("replace", 0.
 
 def contest_plan_sens_cell(eps: float, R: float, d: int, alpha: float, n: int) -> list[dict]:
     """PLAN's variants of PLAN_SENS on one contest cell (the replicates of contest_plan_cell)."""
-    ia = ALPHAS.index(alpha)
-    iR = (0.1, 10.0, 1000.0).index(R)
-    sig = zipf_sigmas(d, alpha)
-    rho = gaussian_rho(eps, DELTA)
-    reps = contest_reps(n, d)
-    key = [SEED, 7, int(round(1000 * eps)), iR, d, ia, n]
-    mu = true_mean(d, R, np.random.default_rng(key))
+    sig, rho, reps, key, mu = contest_setup(eps, R, d, alpha, n)
     rows = []
     for acc, prep, cshare in PLAN_SENS:
         rng = np.random.default_rng(key + [20])
@@ -843,16 +865,16 @@ def _plan_run(X, rho, R, rng, scaled=True, beta=0.1):
 
 
 def contest34_cell(eps: float, R: float, d: int, alpha: float, n: int, methods=NEW34_METHODS,
-                   reps: int | None = None) -> list[dict]:
+                   reps: int | None = None, grid: tuple | None = None, known: dict | None = None,
+                   stored: dict | None = None) -> list[dict]:
     """The issue-34 methods on one contest cell (same true mean and replicate count as
-    contest_cell; method k of NEW34_METHODS draws from default_rng(key + [30 + k]))."""
-    ia = ALPHAS.index(alpha)
-    iR = (0.1, 10.0, 1000.0).index(R)
-    sig = zipf_sigmas(d, alpha)
-    rho = gaussian_rho(eps, DELTA)
-    reps = contest_reps(n, d) if reps is None else reps
-    key = [SEED, 7, int(round(1000 * eps)), iR, d, ia, n]
-    mu = true_mean(d, R, np.random.default_rng(key))
+    contest_cell; method k of NEW34_METHODS draws from default_rng(key + [30 + k])).
+
+    For hly_p and plan_p: ``grid`` replaces the method's pilot grid, ``known`` maps grid
+    values to pilot means already computed (not recomputed: every grid point's pilot
+    draws from the same seed, so they would be identical), and ``stored`` is the stored
+    row, returned unchanged when the pilot's choice is its parameter."""
+    sig, rho, reps, key, mu = contest_setup(eps, R, d, alpha, n, reps)
     rows = []
     for method in methods:
         rng = np.random.default_rng(key + [30 + NEW34_METHODS.index(method)])
@@ -864,7 +886,8 @@ def contest34_cell(eps: float, R: float, d: int, alpha: float, n: int, methods=N
             extra["threshold"] = float(pipe[-1].threshold)
         else:
             formula = float("nan")
-            grid = HLY_Z_GRID if method == "hly_p" else PLAN_BETA_GRID
+            if grid is None:
+                grid = HLY_Z_GRID if method == "hly_p" else PLAN_BETA_GRID
             T, _ = hly_settings(d, R)
 
             def one(g, r):
@@ -878,12 +901,19 @@ def contest34_cell(eps: float, R: float, d: int, alpha: float, n: int, methods=N
 
             means = []
             for j, g in enumerate(grid):
+                if known is not None and g in known:
+                    means.append(known[g])
+                    continue
                 r = np.random.default_rng(key + [99])
                 e = np.array([one(g, r)[0] for _ in range(ORACLE34_REPS)])
                 means.append(float(e.mean()))
                 PILOT_ROWS.append(dict(epsilon=eps, R=R, d=d, alpha=alpha, n=n, method=method, param=g,
                                        mean=means[-1], se=float(e.std(ddof=1) / math.sqrt(e.size))))
             param = float(grid[int(np.argmin(means))])
+            if stored is not None and stored["param"] == param:
+                rows.append(stored)
+                print("contest34", eps, R, d, alpha, n, method, param, "kept", flush=True)
+                continue
             out = [one(param, rng) for _ in range(reps)]
             err = np.array([o[0] for o in out])
             extra["clipped"] = float(np.mean([o[1] for o in out]))
@@ -893,6 +923,68 @@ def contest34_cell(eps: float, R: float, d: int, alpha: float, n: int, methods=N
         print("contest34", eps, R, d, alpha, n, method, param, f"{rows[-1]['mean']:.4g}",
               f"{rows[-1]['se'] / rows[-1]['mean']:.3f}", flush=True)
     return rows
+
+
+# Session 10: CoinPress's errors at the d = 1000 cell are heavy-tailed and its gap to
+# the hybrid stood at 2.01 combined s.e. with D1000_REPS replicates; D1000_MORE more
+# replicates of each of the two, from seeds key + [k, 1] (contest_cell's stream=(1,)),
+# independent of the first D1000_REPS (key + [k]), pooled with them.
+D1000_MORE = 30
+D1000_MORE_METHODS = ("coinpress", "hybrid")
+
+
+def d1000_more_rows() -> list[dict]:
+    """contest_d1000.csv with its coinpress and hybrid rows over D1000_REPS + D1000_MORE
+    replicates: the first D1000_REPS recomputed from their seeds (checked against the
+    stored rows), the others drawn afresh; every other row kept as stored."""
+    with open(OUT / "contest_d1000.csv") as fh:
+        stored = [{k: _parse(v) for k, v in r.items()} for r in csv.DictReader(fh)]
+    first, more = {}, {}
+    rows1 = contest_cell(*D1000_CELL, methods=D1000_MORE_METHODS, reps=D1000_REPS, errors=first)
+    contest_cell(*D1000_CELL, methods=D1000_MORE_METHODS, reps=D1000_MORE, stream=(1,), errors=more)
+    out = []
+    for row in stored:
+        m = row["method"]
+        if m in D1000_MORE_METHODS:
+            again = next(r for r in rows1 if r["method"] == m)
+            assert row["reps"] == D1000_REPS and math.isclose(again["mean"], row["mean"], rel_tol=1e-9), m
+            err = np.concatenate([first[m], more[m]])
+            row = dict(row, reps=err.size, mean=float(err.mean()),
+                       se=float(err.std(ddof=1) / math.sqrt(err.size)), median=float(np.median(err)))
+        out.append(row)
+    return out
+
+
+# Session 10: where the oracle pilot chose the top of its grid (HLY's z = 6, PLAN's
+# beta = 0.9) the grid is extended by these values (same pilot seeds), and the cell's
+# row recomputed where the choice moves.
+HLY_Z_MORE = (8.0, 12.0)
+PLAN_BETA_MORE = (0.95, 0.99)
+
+
+def oracle34_edge() -> tuple[list[dict], list[dict]]:
+    """contest_oracle34.csv and contest_pilot34.csv with the grids extended where the
+    stored choice is the top of the grid (HLY_Z_MORE, PLAN_BETA_MORE)."""
+    def load(name):
+        with open(OUT / name) as fh:
+            return [{k: _parse(v) for k, v in r.items()} for r in csv.DictReader(fh)]
+
+    def cell(r):
+        return (float(r["epsilon"]), float(r["R"]), int(r["d"]), float(r["alpha"]), int(r["n"]))
+
+    rows, pilot = load("contest_oracle34.csv"), load("contest_pilot34.csv")
+    out = []
+    for row in rows:
+        m = row["method"]
+        base = HLY_Z_GRID if m == "hly_p" else PLAN_BETA_GRID
+        if row["param"] != base[-1]:
+            out.append(row)
+            continue
+        known = {float(p["param"]): float(p["mean"]) for p in pilot
+                 if p["method"] == m and cell(p) == cell(row)}
+        more = HLY_Z_MORE if m == "hly_p" else PLAN_BETA_MORE
+        out += contest34_cell(*cell(row), methods=(m,), grid=base + more, known=known, stored=row)
+    return out, pilot + PILOT_ROWS
 
 
 def d1000_rows() -> list[dict]:
@@ -919,16 +1011,7 @@ def unknown_pilot_rows() -> list[dict]:
         reps = U_PILOT_REPS if n * d <= 10**5 else U_PILOT_REPS // 2
         errs = np.empty((len(U_SHARES), reps))
         for i in range(reps):
-            seed = [SEED, 11, d, ALPHAS.index(alpha), n, i]
-            mu = true_mean(d, R, np.random.default_rng(seed))
-            X = np.random.default_rng(seed + [1]).standard_normal((n, d)) * sig + mu
-            xbar = X.mean(axis=0)
-            for j, share in enumerate(U_SHARES):
-                rng = np.random.default_rng(seed + [2])
-                v = private_variances(X, SIGMA_BOUND**2, np.full(V_STEPS, share * rho / V_STEPS), rng=rng, z=0.5)
-                guess = np.sqrt(np.maximum(v.upper, 1e-300))
-                pipe = hybrid_pipeline(guess, n, R, standard_schedule((1.0 - share) * rho, 4))
-                errs[j, i] = float(np.sum((run_pipeline(X, np.zeros(d), pipe, rng=rng) - xbar) ** 2))
+            errs[:, i] = share_errors([SEED, 11, d, ALPHAS.index(alpha), n, i], sig, n, R, rho)[0]
         k = int(np.argmin(errs.mean(axis=1)))
         for j, share in enumerate(U_SHARES):
             rows.append(dict(d=d, alpha=alpha, n=n, share=share, reps=reps, mean=float(errs[j].mean()),
@@ -953,6 +1036,12 @@ def main34(parts: list[str]) -> None:
                 write("contest_ablation.csv", rows)
         elif part == "d1000":
             write("contest_d1000.csv", d1000_rows())
+        elif part == "oracle34_edge":
+            rows, pilot = oracle34_edge()
+            write("contest_oracle34.csv", rows)
+            write("contest_pilot34.csv", pilot)
+        elif part == "d1000_more":
+            write("contest_d1000.csv", d1000_more_rows())
         elif part == "oracle34":
             rows = []
             for cell in CONTEST_CELLS:
@@ -1159,7 +1248,7 @@ def main_contest(parts: list[str]) -> None:
 
 
 if __name__ == "__main__":
-    if sys.argv[1:2] and sys.argv[1] in ("ablation", "d1000", "oracle34", "unknown_pilot"):
+    if sys.argv[1:2] and sys.argv[1] in ("ablation", "d1000", "d1000_more", "oracle34", "oracle34_edge", "unknown_pilot"):
         main34(sys.argv[1:])
         sys.exit(0)
     if sys.argv[1:2] and sys.argv[1] in ("contest", "contest_p", "unknown_fine", "contest_plan", "arena_a", "cell", "resume",

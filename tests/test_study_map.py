@@ -138,6 +138,18 @@ def test_errata_numbers_match_the_errata_page():
         "chapters/errata.ipynb is stale: re-execute it"
 
 
+def test_errata_links_follow_the_errata_order():
+    """An entry's "erratum N" links are in increasing N (the errata page's order),
+    whatever the order of its YAML list (issue 33, the student's second reading)."""
+    entries = _entries(sm.render())
+    several = 0
+    for _, item in ITEMS:
+        numbers = [int(n) for n in re.findall(r"\{ref\}`erratum (\d+) <", entries[item["label"]])]
+        assert numbers == sorted(numbers), (item["label"], numbers)
+        several += len(numbers) > 1
+    assert several, "no entry links two errata: the order is not tested"
+
+
 def test_a_check_is_named_by_where_it_stands(tmp_path):
     """A link to a check (a target before a paragraph, which has no title) reads "the
     check under <its section>", never "a check" (issue 26, the PDF review)."""
