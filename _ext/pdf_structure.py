@@ -532,12 +532,13 @@ def _alignment(entries: list[nodes.Element]) -> str:
 
 
 def _breakable_underscores(entry: nodes.Element) -> None:
-    """Let LaTeX break an identifier after each underscore (analytic_sigma)."""
+    """Let LaTeX break an identifier after each underscore (analytic_sigma) and a
+    pair after its slash (coinpress/hybrid): TeX breaks after neither."""
     for text in list(entry.findall(nodes.Text)):
         parent = text.parent
-        if isinstance(parent, (nodes.math, nodes.literal, nodes.raw)) or "_" not in text:
+        if isinstance(parent, (nodes.math, nodes.literal, nodes.raw)) or not {"_", "/"} & set(text):
             continue
-        pieces = re.split(r"(?<=_)(?=\w)", str(text))
+        pieces = re.split(r"(?<=[_/])(?=\w)", str(text))
         if len(pieces) == 1:
             continue
         new = []
