@@ -58,10 +58,12 @@ gets its columns from its content, as a browser lays out a table
 (``PdfTableWidths``): each column at least as wide as its longest unbreakable
 word, the rest of the line shared in proportion to what each column's longest
 line lacks; a table whose lines all fit is as narrow as they are.  Columns are
-ragged-right (right-aligned where the Markdown asks for it), identifiers may
-break after an underscore, and a table whose words cannot fit at the text size
-is set one size smaller.  Sphinx's tabulary (LaTeX's own guess) cut words it
-made no room for ("dp-accountin" in the library comparison).
+ragged-right (right-aligned where the Markdown asks for it), a line may break
+after an underscore or a slash between words (make_zCDP_to_approxDP,
+coinpress/hybrid), and a table whose words cannot fit at the text size, even
+hyphenated, is set smaller with narrower gaps (``TABLE_SIZES``).  Sphinx's
+tabulary (LaTeX's own guess) cut words it made no room for ("dp-accountin" in
+the library comparison).
 """
 
 from __future__ import annotations
@@ -411,7 +413,7 @@ def cell_lines(entry: nodes.Element, header: bool = False) -> list[list[Glyph]]:
     lines: list[list[Glyph]] = []
 
     def walk(node: nodes.Node) -> None:
-        if isinstance(node, nodes.paragraph):
+        if isinstance(node, nodes.paragraph) or not lines:
             lines.append([])
         if isinstance(node, nodes.math):
             lines[-1].extend(glyphs(node.astext(), "math"))
@@ -420,8 +422,6 @@ def cell_lines(entry: nodes.Element, header: bool = False) -> list[list[Glyph]]:
             lines[-1].extend(glyphs(node.astext(), "code"))
             return
         if isinstance(node, nodes.Text):
-            if not lines:
-                lines.append([])
             lines[-1].extend(glyphs(str(node), "text", header))
             return
         if isinstance(node, (nodes.raw, nodes.comment, nodes.target)):
