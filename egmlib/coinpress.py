@@ -114,7 +114,8 @@ class CoinPressSchedule:
 
 
 @overflow_guard
-def coinpress_schedule(n: int, d: int, radius: float, rhos: ArrayLike) -> CoinPressSchedule:
+def coinpress_schedule(n: int, d: int, radius: float, rhos: ArrayLike, *,
+                       tail: float | None = None) -> CoinPressSchedule:
     """The clipping thresholds, noise levels and radii of :func:`egmlib.pipelines.coinpress_mean`.
 
     Parameters
@@ -127,6 +128,11 @@ def coinpress_schedule(n: int, d: int, radius: float, rhos: ArrayLike) -> CoinPr
         Prior: the mean lies in a ball of this radius ``> 0`` around the centre.
     rhos : array_like
         zCDP budget of each iteration, each ``> 0``.
+    tail : float, optional
+        Radius ``g > 0`` within which the norm of a standard Gaussian row of
+        dimension ``d`` lies with probability ``0.99``; by default the authors'
+        bound, ``tail_bound(d, 0.01)`` (Laurent and Massart).  The exact quantile,
+        ``sqrt(chi2.isf(0.01, d))``, gives :func:`egmlib.pipelines.coinpress_exact_pipeline`.
 
     Returns
     -------
@@ -160,7 +166,8 @@ def coinpress_schedule(n: int, d: int, radius: float, rhos: ArrayLike) -> CoinPr
     dd = _count("d", d)
     r = check_positive("radius", radius)
     rh = _rhos(rhos)
-    return _schedule(nn, r, rh, tail_bound(dd, _BETA))
+    g = tail_bound(dd, _BETA) if tail is None else check_positive("tail", tail)
+    return _schedule(nn, r, rh, g)
 
 
 def _schedule(nn: int, r: float, rh: NDArray[np.float64], g: float) -> CoinPressSchedule:

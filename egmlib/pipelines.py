@@ -44,7 +44,7 @@ from egmlib._validation import (
     check_rows,
     overflow_guard,
 )
-from egmlib.coinpress import _schedule, coinpress_schedule, tail_bound
+from egmlib.coinpress import coinpress_schedule, tail_bound
 from egmlib.gchi2 import isf as _gchi2_isf
 from egmlib.gchi2 import sf as _gchi2_sf
 from egmlib.optimal import box_half_width, clipping_error, optimal_scaling
@@ -307,10 +307,9 @@ def coinpress_exact_pipeline(sigmas: ArrayLike, n: int, radius: float, rhos: Arr
 
     sig = _sig(sigmas)
     nn = _count("n", n, 2)
-    r = check_positive("radius", radius)
     rh = _rhos(rhos)
     g = math.sqrt(float(chi2.isf(_BETA, sig.size)))
-    return _ball_steps(1.0 / sig, _schedule(nn, r, rh, g).thresholds, nn, rh)
+    return _ball_steps(1.0 / sig, coinpress_schedule(nn, sig.size, radius, rh, tail=g).thresholds, nn, rh)
 
 
 def _ball_steps(a: NDArray[np.float64], thresholds: ArrayLike, n: int, rhos: ArrayLike) -> tuple[Step, ...]:

@@ -1,7 +1,8 @@
 """Numbers for people: how the book prints a number in its prose.
 
 One rule for every chapter (:func:`format_number`), one call that formats a
-number and glues it for the text (:func:`glue_number`, needs myst-nb), and a
+number and glues it for the text (:func:`glue_number`; :func:`glue` glues any
+value, as myst-nb's ``glue`` does; both need IPython, i.e. a Jupyter kernel), and a
 table for results (:func:`markdown_table`: MyST Markdown, which the book renders
 as a real table on the site and in the PDF, not as a monospace printout):
 
@@ -24,7 +25,11 @@ import numpy as np
 
 from egmlib._validation import check_int, check_real
 
-__all__ = ["format_number", "glue_number", "markdown_table"]
+__all__ = ["format_number", "glue", "glue_number", "markdown_table"]
+
+# myst-nb reads a glued value from a display output whose MIME types carry this
+# prefix and whose metadata names it (myst_nb.ext.glue, the version in the lock).
+_GLUE_PREFIX = "application/papermill.record/"
 
 _SUPERSCRIPT = str.maketrans("0123456789-", "⁰¹²³⁴⁵⁶⁷⁸⁹⁻")
 _MINUS = "\u2212"
@@ -129,10 +134,10 @@ def glue_number(
     small: float = 1e-3,
     large: float = 1e6,
 ) -> str:
-    """Format ``value`` by :func:`format_number` and glue it (myst-nb) as ``name``.
+    """Format ``value`` by :func:`format_number` and glue it (:func:`glue`) as ``name``.
 
     The text then reads ``{glue:text}`name``` (no format spec: the number is
-    already text).  Returns the text.  Needs myst-nb (the book's environment).
+    already text).  Returns the text.  Needs IPython (a Jupyter kernel), as :func:`glue`.
 
     Parameters
     ----------
@@ -144,10 +149,38 @@ def glue_number(
     if not isinstance(name, str) or not name.isidentifier():
         raise ValueError(f"name must be a Python identifier, got {name!r}"[:120])
     text = format_number(value, digits, decimals=decimals, small=small, large=large)
-    from myst_nb import glue  # the book's environment only
-
     glue(name, text, display=False)
     return text
+
+
+def glue(name: str, variable: object, display: bool = True) -> None:
+    """Glue ``variable`` into the cell's outputs as ``name``, for ``{glue}`` in the text.
+
+    The same output as myst-nb's ``myst_nb.glue`` (the display data of
+    ``variable``, its MIME types prefixed so that the page does not show them
+    where the cell is, and the name in the output's metadata), without its
+    import: that imports nbformat and with it jsonschema, whose format checkers
+    build a grammar on import (about 3 s of CPU in every kernel that glues).
+    Needs IPython (a Jupyter kernel).
+
+    Parameters
+    ----------
+    name : str
+        The glue key: a Python identifier.
+    variable : object
+        The value; what is stored is how IPython displays it (text, LaTeX, ...).
+    display : bool
+        Also show the value where the cell is (myst-nb's default, True).
+    """
+    if not isinstance(name, str) or not name.isidentifier():
+        raise ValueError(f"name must be a Python identifier, got {name!r}"[:120])
+    from IPython.core.formatters import format_display_data  # a kernel's package
+    from IPython.display import display as ipy_display
+
+    mimebundle, metadata = format_display_data(variable)
+    prefix = "" if display else _GLUE_PREFIX
+    metadata["scrapbook"] = {"name": name, "mime_prefix": prefix}
+    ipy_display({prefix + k: v for k, v in mimebundle.items()}, raw=True, metadata=metadata)
 
 
 def _cell_text(name: str, cell: object) -> str:

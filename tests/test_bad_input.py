@@ -136,7 +136,7 @@ VALID: dict[str, tuple[tuple[object, ...], dict[str, object]]] = {
     "symbolic.log_abs_minors": call(SIG3, 2.0),
     # coinpress (CoinPress)
     "coinpress.tail_bound": call(3, 0.01),
-    "coinpress.coinpress_schedule": call(200, 3, 10.0, [0.1, 0.3]),
+    "coinpress.coinpress_schedule": call(200, 3, 10.0, [0.1, 0.3], tail=2.5),
     "pipelines.coinpress_mean": call(X3, [0.0, 0.0, 0.0], 10.0, [0.1, 0.3], rng=np.random.default_rng(1)),
     # privacy: zCDP accounting
     "privacy.gaussian_rho": call(1.0, 1e-6),

@@ -122,12 +122,16 @@ def test_display_equations_fit_a_phone(browser_check):
 # a median of 1 s and 2 s a page, each with this margin for a machine shared with
 # other jobs (`make test` runs on every core; one site measured 0.87 s and 1.25 s
 # median at two loads of this machine, the book now 0.60 s and 0.70 s).  The check fails only on a clear excess.
+# No page is exempt: the errata (2.8 s to 4.7 s, its list laid out whole) and
+# state_of_the_art (2.2 s to 3.9 s, the theme measuring every output) were, until
+# the errata list came in lazily laid-out boxes and book_fixes.js took over the
+# theme's measuring (_ext/static/book_fixes.js; both now about 1 to 1.5 s).
 OPEN_MEDIAN_S, OPEN_PAGE_S, OPEN_MARGIN = 1.0, 2.0, 1.5
-# Pages still over 2 s a page (one browser, this machine, renderer CPU): the
-# errata (1.9 s to 2.8 s: its 61 errata are one list, laid out at once) and
-# state_of_the_art (1.5 s to 2.2 s, a 280 kB section).  Any other page over
-# the bound fails the test.
-OPEN_SLOW_PAGES = {"chapters/errata.html", "chapters/state_of_the_art.html"}
+
+
+def slow_pages(summary: dict) -> dict[str, float]:
+    """The pages whose renderer CPU, navigation to typeset maths, is over the bound."""
+    return {rel: s for rel, s in summary["cpu"].items() if s > OPEN_PAGE_S * OPEN_MARGIN}
 
 
 @needs_chromium
@@ -139,8 +143,9 @@ def test_pages_open_fast(browser_check):
     of Chromium's renderer processes (its own count, scripts/check_site.py
     ``renderer_time``, which hardly grows when other jobs share the cores, as
     the page's clock does under `make test`) and the page's own timeline.  The
-    median is at most OPEN_MEDIAN_S and every page but OPEN_SLOW_PAGES at most
-    OPEN_PAGE_S, each with OPEN_MARGIN for the load of a shared machine."""
+    median is at most OPEN_MEDIAN_S and every page at most OPEN_PAGE_S, each with
+    OPEN_MARGIN for the load of a shared machine (a page over it fails:
+    test_the_browser_check_fails_a_bad_page's heavy.html)."""
     from check_site import speed_and_width
 
     proc, report = browser_check
@@ -152,9 +157,27 @@ def test_pages_open_fast(browser_check):
     import statistics
 
     assert statistics.median(summary["cpu"].values()) <= OPEN_MEDIAN_S * OPEN_MARGIN, summary["text"]
-    slow = {rel: s for rel, s in summary["cpu"].items()
-            if s > OPEN_PAGE_S * OPEN_MARGIN and rel not in OPEN_SLOW_PAGES}
+    slow = slow_pages(summary)
     assert not slow, (slow, summary["text"])
+
+
+def heavy_page() -> str:
+    """A page whose script, before the load event, costs its renderer one and a half times
+    the bound of test_pages_open_fast in CPU: a fixed count of steps of a loop, the
+    count from the speed of the same loop in node (V8, as in Chromium) here."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("mathjax_prerender", ROOT / "_ext" / "mathjax_prerender.py")
+    prerender = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(prerender)
+    loop = "let x = 1; for (let i = 0; i < {n}; i++) {{ x = (x * 48271) % 2147483647; }}"
+    steps = 20_000_000
+    timed = ("const t = process.cpuUsage(); " + loop.format(n=steps)
+             + "; const u = process.cpuUsage(t); console.log(x > 0 ? (u.user + u.system) / 1e6 : 0);")
+    seconds = float(subprocess.run([prerender.node_executable(), "-e", timed], capture_output=True, text=True,
+                                   check=True, timeout=120).stdout)
+    n = int(steps * 1.5 * OPEN_PAGE_S * OPEN_MARGIN / max(seconds, 1e-3))
+    return f"<script>{loop.format(n=n)} document.title = String(x);</script><p>text</p>"
 
 
 BAD_PAGES = {
@@ -175,7 +198,8 @@ BAD_PAGES = {
 @needs_chromium
 def test_the_browser_check_fails_a_bad_page(tmp_path: Path):
     """scripts/check_site.py on a small site of pages that each break one rule."""
-    for name, body in BAD_PAGES.items():
+    # and one page that breaks no rule of the check but is slow to open
+    for name, body in {**BAD_PAGES, "heavy.html": heavy_page()}.items():
         (tmp_path / name).write_text(
             '<!DOCTYPE html><html><head><meta charset="utf-8">'
             '<meta name="viewport" content="width=device-width, initial-scale=1">'
@@ -185,6 +209,9 @@ def test_the_browser_check_fails_a_bad_page(tmp_path: Path):
     assert proc.returncode == 1, proc.stdout + proc.stderr
     failing = {rel for rel, verdict in report.items() if not verdict["ok"]}
     assert failing == set(BAD_PAGES) - {"fine.html"}, proc.stdout
+    from check_site import speed_and_width
+
+    assert set(slow_pages(speed_and_width(report))) == {"heavy.html"}, speed_and_width(report)["text"]
     problems = {rel: " ".join(v["problems"]) for rel, v in report.items()}
     assert "raw TeX" in problems["raw.html"]
     assert "boom" in problems["console.html"] and "null" in problems["exception.html"]

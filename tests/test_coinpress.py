@@ -122,6 +122,8 @@ def test_rng_must_be_a_generator():
         (lambda: tail_bound(0, 0.1), "d must be an integer >= 1"),
         (lambda: tail_bound(3, 1.0), "beta must be in"),
         (lambda: coinpress_schedule(1, 3, 1.0, [0.1]), "n must be an integer >= 2"),
+        (lambda: coinpress_schedule(10, 3, 1.0, [0.1], tail=0.0), "tail must be"),
+        (lambda: coinpress_schedule(10, 3, 1.0, [0.1], tail=float("nan")), "tail must be"),
     ],
 )
 def test_other_functions_reject_bad_input(call, match):
@@ -132,3 +134,18 @@ def test_other_functions_reject_bad_input(call, match):
 def test_type_errors():
     with pytest.raises(TypeError, match="n must be an integer"):
         coinpress_schedule(10.5, 3, 1.0, [0.1])
+
+
+def test_schedule_tail():
+    """``tail`` replaces Laurent and Massart's bound: the default equals passing it,
+    and a smaller tail gives smaller thresholds (the recursion is monotone in g)."""
+    from scipy.stats import chi2
+
+    base = coinpress_schedule(1000, 20, 30.0, [0.1, 0.2, 0.3])
+    same = coinpress_schedule(1000, 20, 30.0, [0.1, 0.2, 0.3], tail=tail_bound(20, 0.01))
+    np.testing.assert_array_equal(base.thresholds, same.thresholds)
+    exact = coinpress_schedule(1000, 20, 30.0, [0.1, 0.2, 0.3], tail=float(np.sqrt(chi2.isf(0.01, 20))))
+    assert np.all(exact.thresholds < base.thresholds)
+    # the last radius is g * sqrt(1/n + s^2), by hand
+    s = exact.noise_sds[-1]
+    assert exact.radii[-1] == pytest.approx(np.sqrt(chi2.isf(0.01, 20)) * np.sqrt(1 / 1000 + s * s), rel=1e-12)

@@ -207,3 +207,54 @@ def test_the_phone_count_lists_every_wide_display_equation(tmp_path):
     assert len(summary["wide"]) == 1 and "wide.html '#equation-e (1.1)': 600 px" in summary["text"]
     # no MathJax on the page: nothing left for the browser to typeset, and a time
     assert summary["client"] == {"wide.html": 0} and 0 < summary["times"]["wide.html"] < 60
+
+
+# Issue 33 item 10: pydata-sphinx-theme's tab stops for boxes that scroll, as its
+# script (the version in the lock) finds them at the load event and after every
+# change to the article; book_fixes.js takes that search over and gives the same
+# tab stops lazily, as each box comes near the window.
+THEME_SCROLLERS = ('["pre",".nboutput > .output_area",".cell_output > .output",'
+                   '".jp-RenderedHTMLCommon",".pst-scrollable-table-container"].join(", ")')
+TAB_STOPS = (
+    '<div id="main-content"><pre id="wide" style="width: 200px; overflow: auto">'
+    + "x" * 200 + '</pre><pre id="narrow" style="width: 200px; overflow: auto">x</pre>'
+    '<div style="height: 20000px"></div><pre id="far" style="width: 200px; overflow: auto">'
+    + "y" * 200 + "</pre></div>")
+
+
+def test_the_themes_tab_stops_come_lazily(tmp_path):
+    """The theme measured every code block and output of a page at load (which
+    laid out the sections the browser skips, content-visibility): with
+    book_fixes.js its search finds none, and each box gets the theme's tab stop
+    (0 if it scrolls, -1 if not) when it comes near the window."""
+    import importlib.util
+
+    theme_js = (Path(importlib.util.find_spec("pydata_sphinx_theme").origin).parent / "theme" / "pydata_sphinx_theme" / "static"
+                / "scripts" / "pydata-sphinx-theme.js").read_text()
+    assert theme_js.count(THEME_SCROLLERS) == 1, "the theme's search for boxes that scroll has changed"
+    sys.path.insert(0, str(CHECK_SITE.parent))
+    import check_site
+
+    shutil.copy(JS, tmp_path / JS.name)
+    # the theme's own code, as it stands in its script, run at the load event
+    theme = ("<script>addEventListener('load', () => { window.themeFound = document.querySelectorAll("
+             + THEME_SCROLLERS + ").length; });</script>")
+    results = {}
+    browser = check_site._DevTools(390)
+    try:
+        browser.call("Page.enable")
+        for name, script in (("theme.html", ""), ("book.html", f'<script src="{JS.name}"></script>')):
+            (tmp_path / name).write_text(
+                '<!DOCTYPE html><html><head><meta charset="utf-8">' + script + theme
+                + f"</head><body>{TAB_STOPS}</body></html>")
+            browser.call("Page.navigate", wait_event="Page.loadEventFired", url=(tmp_path / name).as_uri())
+            browser.evaluate(check_site.SETTLE.format(ms=200))
+            tabs = "['wide', 'narrow', 'far'].map(i => document.getElementById(i).getAttribute('tabindex'))"
+            at_load = browser.evaluate(f"[window.themeFound, {tabs}]")
+            browser.evaluate("document.getElementById('far').scrollIntoView(); "
+                             "new Promise(r => setTimeout(r, 300)).then(() => true)")
+            results[name] = at_load + [browser.evaluate(tabs)]
+    finally:
+        browser.close()
+    assert results["theme.html"] == [3, [None, None, None], [None, None, None]]
+    assert results["book.html"] == [0, ["0", "-1", None], ["0", "-1", "0"]]

@@ -9,10 +9,13 @@ from __future__ import annotations
 
 import math
 import re
+import subprocess
+import sys
 
 import numpy as np
 import pytest
 
+from egmlib import report
 from egmlib.report import format_number, glue_number
 
 SUP = str.maketrans("⁰¹²³⁴⁵⁶⁷⁸⁹⁻", "0123456789-")
@@ -78,6 +81,50 @@ def test_bad_input_names_the_parameter(kwargs: dict, name: str) -> None:
 def test_glue_number_refuses_a_bad_name() -> None:
     with pytest.raises(ValueError, match="name"):
         glue_number("not an identifier", 1.0)
+    with pytest.raises(ValueError, match="name"):
+        report.glue("not an identifier", 1.0)
+
+
+def _displays(monkeypatch, module, attribute, glue, *args) -> list:
+    """What ``glue(*args)`` passes to IPython's display (``module.attribute``)."""
+    calls = []
+    monkeypatch.setattr(module, attribute, lambda *a, **k: calls.append((a, k)))
+    glue(*args)
+    return calls
+
+
+@pytest.mark.parametrize("display", [False, True])
+def test_glue_writes_what_myst_nb_glue_writes(monkeypatch, display: bool) -> None:
+    """egmlib.report.glue (no nbformat import) against myst-nb's own glue: the same
+    display call, MIME types, prefix and metadata, for text, a float, LaTeX maths,
+    a SymPy expression and a Markdown table, so the book reads both alike."""
+    IPython = pytest.importorskip("IPython")
+    myst_glue = pytest.importorskip("myst_nb.ext.glue")
+    sp = pytest.importorskip("sympy")
+    from IPython.display import Markdown, Math
+
+    values = ["1.23 × 10⁻⁶", 0.25, Math(r"\sigma^2"), sp.sqrt(sp.Symbol("x")) / 2,
+              Markdown("| a |\n|--|\n| 1 |")]
+    for k, value in enumerate(values):
+        ours = _displays(monkeypatch, IPython.display, "display", report.glue, f"key{k}", value, display)
+        theirs = _displays(monkeypatch, myst_glue, "ipy_display", myst_glue.glue, f"key{k}", value, display)
+        assert ours == theirs and len(ours) == 1, (value, ours, theirs)
+        bundle = ours[0][0][0]
+        assert all(mime.startswith("application/papermill.record/") != display for mime in bundle)
+        assert ours[0][1]["metadata"]["scrapbook"]["name"] == f"key{k}"
+    # glue_number glues its text through the same call
+    number = _displays(monkeypatch, IPython.display, "display", glue_number, "n", 1234.5)
+    assert number == _displays(monkeypatch, myst_glue, "ipy_display", myst_glue.glue, "n", format_number(1234.5), False)
+
+
+def test_glue_does_not_import_nbformat() -> None:
+    """The reason for egmlib.report.glue: a kernel that glues does not import
+    nbformat (and jsonschema, whose format checkers cost seconds to import)."""
+    pytest.importorskip("IPython")
+    code = ("import sys; from egmlib.report import glue, glue_number; glue('a', 1.0, display=False); "
+            "glue_number('b', 2.0); print(sorted(m for m in ('nbformat', 'jsonschema', 'myst_nb') if m in sys.modules))")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert proc.stdout.strip().splitlines()[-1] == "[]", proc.stdout
 
 
 # ---------------------------------------------------------------- markdown_table

@@ -6,6 +6,34 @@
    Formulas that fit keep their normal inline layout (and baseline). */
 (function () {
   "use strict";
+  // Issue 33 item 10: pydata-sphinx-theme gives each code block, output and
+  // table that scrolls a tab stop (tabIndex 0, the others -1), so that a
+  // keyboard can scroll it.  At the load event, and again 300 ms after any
+  // change to the article (this file's own fixes below are such changes), it
+  // measured every one of them on the page: each measurement of one in a
+  // section the browser had skipped (content-visibility, book_fixes.css) laid
+  // that section out, so the page was laid out whole, twice: most of the time
+  // to open a long page (state_of_the_art, the errata).  The theme's search
+  // for them (its selector, exactly) now finds none; book_fixes gives each the
+  // same tab stop as it comes near the window (tabStops, below), and again
+  // after a resize.
+  const SCROLLERS = ["pre", ".nboutput > .output_area", ".cell_output > .output",
+                     ".jp-RenderedHTMLCommon", ".pst-scrollable-table-container"].join(", ");
+  const querySelectorAll = Document.prototype.querySelectorAll;
+  Document.prototype.querySelectorAll = function (selectors) {
+    if (this === document && selectors === SCROLLERS) return querySelectorAll.call(this, ":not(*)");
+    return querySelectorAll.apply(this, arguments);
+  };
+  function scrollers() { return Array.from(querySelectorAll.call(document, SCROLLERS)); }
+  function tabStops(elements) {
+    const scrolls = elements.map(function (e) {  // reads, then writes
+      return e.scrollWidth > e.clientWidth || e.scrollHeight > e.clientHeight;
+    });
+    elements.forEach(function (e, i) {
+      const index = scrolls[i] ? "0" : "-1";
+      if (e.getAttribute("tabindex") !== index) e.setAttribute("tabindex", index);
+    });
+  }
   function block(el) {
     for (let a = el.parentElement; a; a = a.parentElement) {
       if (getComputedStyle(a).display !== "inline") return a;
@@ -110,16 +138,26 @@
   }
   function formulas() { return Array.from(document.querySelectorAll("mjx-container")); }
   const near = "IntersectionObserver" in window ? new IntersectionObserver(function (entries) {
-    const math = [];
+    const math = [], boxes = [];
     for (const e of entries) {
-      if (e.isIntersecting) { near.unobserve(e.target); math.push(e.target); }
+      if (e.isIntersecting) {
+        near.unobserve(e.target);
+        (e.target.tagName === "MJX-CONTAINER" ? math : boxes).push(e.target);
+      }
     }
     if (math.length) fix(math);
+    if (boxes.length) tabStops(boxes);
   }, {rootMargin: "100% 0px"}) : null;
   function watch() {
-    if (near) { for (const m of formulas()) near.observe(m); } else { fix(formulas()); }
+    if (near) {
+      for (const m of formulas()) near.observe(m);
+      for (const b of scrollers()) near.observe(b);
+    } else {
+      fix(formulas());
+      tabStops(scrollers());
+    }
   }
-  window.egmBookFixes = {all: function () { fix(formulas()); }};
+  window.egmBookFixes = {all: function () { fix(formulas()); tabStops(scrollers()); }};
   // sphinx-exercise writes "Solution to<a> Exercise 6.1</a>": the space is
   // inside the link, so its underline began with a blank.  It moves out.
   function solutionTitles() {
