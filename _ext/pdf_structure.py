@@ -490,6 +490,19 @@ def column_widths(rows: list[list[list[list[Glyph]]]], n_header: int, available:
     return [s + spare * (m - s) / lack for m, s in zip(most, least)]
 
 
+PAGE_LINES = 40  # a table estimated taller than this many lines is a longtable (a page holds ~54)
+
+
+def table_lines(rows: list[list[list[list[Glyph]]]], widths: list[float]) -> int:
+    """Roughly how many lines a table takes with these column widths: each row as
+    tall as its tallest cell, each paragraph of a cell wrapped to its column."""
+    total = 0
+    for row in rows:
+        total += max(sum(max(1, math.ceil(sum(g[1] for g in line) / max(width, 1e-9)))
+                         for line in lines) for lines, width in zip(row, widths))
+    return total
+
+
 def table_spec(widths: list[float], aligns: list[str], scale: float = 1.0,
                padding: float = COLUMN_PADDING_EM) -> str:
     """A tabularcolumns spec: each column a fraction of the line (Sphinx's \\Y),
@@ -594,6 +607,8 @@ class PdfTableWidths(SphinxPostTransform):
             for row in rows:
                 for entry in row:
                     _breakable_underscores(entry)
+            if table_lines(cells, widths) > PAGE_LINES and "longtable" not in table["classes"]:
+                table["classes"].append("longtable")  # too tall for one page: it breaks across pages
             parent.insert(at, addnodes.tabular_col_spec(spec=table_spec(widths, aligns, scale, padding)))
             if size:
                 parent.insert(at, _raw(r"\begingroup" + size + rf"\setlength{{\tabcolsep}}{{{tabcolsep}pt}}"))

@@ -530,3 +530,20 @@ def test_a_wide_table_is_set_smaller_not_past_the_margin():
     assert "ratio at 2 s.e. (coinpress/" in texts and "hybrid)" in texts and "hybrid_" in texts
     # the small table: natural widths, far narrower than the line
     assert sum(float(x) for x in re.findall(r"\\Y\{([\d.]+)\}", specs[1])) < 0.3
+
+
+def test_a_table_taller_than_a_page_breaks_across_pages():
+    """A table whose rows wrap to more lines than a page holds becomes a longtable
+    (state_of_the_art's contest ran over the footer as one tabulary)."""
+    from docutils.utils import new_document
+
+    ps = _pdf_structure()
+    long_text = "hybrid_opt: 2.88 × 10⁻⁴ ± 4.1 × 10⁻⁶ " * 3
+    rows = [["a", "b"]] + [[long_text, long_text]] * 25
+    assert ps.table_lines(_cells(rows), [5.0, 5.0]) > ps.PAGE_LINES
+    document = new_document("test")
+    document += _docutils_table(rows)
+    document += _docutils_table([["n", "error"], ["1,000", "0.25"]])
+    ps.PdfTableWidths(document).run()
+    tables = list(document.findall(lambda n: n.tagname == "table"))
+    assert ["longtable" in t["classes"] for t in tables] == [True, False]
