@@ -265,7 +265,7 @@ def test_split_streams_are_merged() -> None:
 
 # state_of_the_art was converted under issue 34 (branch contest outside the section
 # "PLAN's own benchmark", branch plan that section): no chapter is pending.
-_PENDING: set[str] = {"plan_reproduction"}  # c035 (gamma = ...: squared-error ratio), issue 34's file
+_PENDING: set[str] = set()  # plan_reproduction c035 became a markdown_table (session 10)
 
 
 @pytest.mark.parametrize("path", [
