@@ -174,6 +174,8 @@ def glue(name: str, variable: object, display: bool = True) -> None:
     """
     if not isinstance(name, str) or not name.isidentifier():
         raise ValueError(f"name must be a Python identifier, got {name!r}"[:120])
+    if not isinstance(display, (bool, np.bool_)):
+        raise TypeError(f"display must be True or False, got {type(display).__name__}")
     from IPython.core.formatters import format_display_data  # a kernel's package
     from IPython.display import display as ipy_display
 

@@ -394,3 +394,156 @@ def test_the_openany_check():
 def test_chapters_open_on_any_page(tex):
     """No blank page before a chapter (issue 26: openright left 24 of them)."""
     assert opens_chapters_on_any_page(tex)
+
+
+# -- tables take their column widths from their content (issue 33: "dp-accountin") ----------
+
+def _pdf_structure():
+    sys.path.insert(0, str(ROOT / "_ext"))
+    import pdf_structure
+
+    return pdf_structure
+
+
+LIBRARY_TABLE = [  # the head of gaussian_mechanism's comparison of libraries
+    ["Task", "Library", "Method", "Largest relative error against exact (lower is better)",
+     "Unsafe answers, of 16 (0 is required)", "Time per call ÷ egmlib's (lower is better)"],
+    ["calibration (sigma)", "dp-accounting", "get_sigma_gaussian (exact, tol 10⁻¹²)", "2.0 × 10⁻¹³",
+     "10", "27"],
+    ["zCDP conversion (epsilon)", "OpenDP", "make_zCDP_to_approxDP", "4.7 × 10⁻¹⁶", "0", "100"],
+]
+
+
+def _cells(rows, n_header=1):
+    ps = _pdf_structure()
+    return [[[ps.glyphs(text, "text", r < n_header)] for text in row] for r, row in enumerate(rows)]
+
+
+def test_table_columns_hold_their_longest_words():
+    """Each column is at least as wide as its longest unbreakable piece ("accounting"
+    after the hyphen, "approxDP" after an underscore), and the table fills the line."""
+    ps = _pdf_structure()
+    available = ps.TEXT_WIDTH_EM - 6 * ps.COLUMN_PADDING_EM
+    widths = ps.column_widths(_cells(LIBRARY_TABLE), 1, available)
+    assert widths is not None and abs(sum(widths) - available) < 1e-9
+    assert widths[1] >= ps.text_width("accounting") > ps.text_width("OpenDP")
+    assert widths[2] >= ps.text_width("approxDP")
+    assert widths[2] > widths[4]  # the long method names get more room than "0" and "10"
+    # the pieces: a break after the hyphen and the underscores, none inside a formula
+    assert len(ps.piece_widths(ps.glyphs("make_zCDP_to_approxDP"))) == 4
+    assert len(ps.piece_widths(ps.glyphs(r"\sqrt{2 \ln n} + x", "math"))) == 1
+    assert ps.math_text(r"\sqrt{2\ln n}") == "xx2lnn"
+
+
+def test_a_narrow_table_keeps_its_natural_widths():
+    ps = _pdf_structure()
+    rows = [["n", "error"], ["1,000", "0.25"], ["10,000", "0.031"]]
+    widths = ps.column_widths(_cells(rows), 1, 40.0)
+    assert widths == [ps.text_width("10,000"), ps.text_width("0.031")]
+
+
+def test_a_table_whose_words_cannot_fit_is_refused():
+    ps = _pdf_structure()
+    rows = [["a"] * 12, ["incomprehensibilities"] * 12]
+    assert ps.column_widths(_cells(rows), 1, 40.0) is None
+    # hyphenated, the long words take about two thirds of their width
+    assert ps.column_widths(_cells(rows), 1, 200.0, hyphenate=True) is not None
+    assert ps.cell_size([ps.glyphs("incomprehensibilities")], hyphenate=True)[0] < \
+        0.7 * ps.text_width("incomprehensibilities")
+
+
+def _docutils_table(rows, align=None):
+    from docutils import nodes
+
+    table = nodes.table()
+    group = nodes.tgroup(cols=len(rows[0]))
+    table += group
+    for _ in rows[0]:
+        group += nodes.colspec(colwidth=1)
+    for part, part_rows in ((nodes.thead(), rows[:1]), (nodes.tbody(), rows[1:])):
+        group += part
+        for cells in part_rows:
+            row = nodes.row()
+            part += row
+            for k, text in enumerate(cells):
+                entry = nodes.entry(classes=[f"text-{align[k]}"] if align else [])
+                entry += nodes.paragraph(text, text)
+                row += entry
+    return table
+
+
+def test_the_table_transform_sets_widths_from_the_content():
+    from docutils import nodes
+    from docutils.utils import new_document
+    from sphinx import addnodes
+
+    ps = _pdf_structure()
+    document = new_document("test")
+    document += _docutils_table(LIBRARY_TABLE, ["left", "left", "left", "right", "right", "right"])
+    given = _docutils_table([["a", "b"], ["1", "2"]])
+    document += addnodes.tabular_col_spec(spec="ll")
+    document += given
+    ps.PdfTableWidths(document).run()
+    specs = [n["spec"] for n in document.children if isinstance(n, addnodes.tabular_col_spec)]
+    assert len(specs) == 2 and specs[1] == "ll"  # a table with widths of its own keeps them
+    shares = [float(x) for x in re.findall(r"\\Y\{([\d.]+)\}", specs[0])]
+    assert len(shares) == 6 and 0.99 < sum(shares) <= 1.0
+    assert specs[0].count(r"\raggedleft") == 3 and specs[0].count(r"\raggedright") == 3
+    breaks = [n for n in document.findall(nodes.raw) if n.astext() == r"\allowbreak{}"]
+    assert len(breaks) == 2 + 3  # get_sigma_gaussian, make_zCDP_to_approxDP
+    text = "".join(str(t) for t in document.children[1].findall(nodes.Text)
+                   if not isinstance(t.parent, nodes.raw))
+    assert "make_zCDP_to_approxDP" in text  # the text itself is unchanged
+
+
+def test_a_wide_table_is_set_smaller_not_past_the_margin():
+    """13 columns of numbers (state_of_the_art's contest) fit only in a smaller size
+    with narrower gaps: the transform sets them so (and leaves a table that fits at
+    the text size alone)."""
+    from docutils import nodes
+    from docutils.utils import new_document
+    from sphinx import addnodes
+
+    ps = _pdf_structure()
+    header = ["cell (ε, R, d, α, n)", "best", "plain", "alg3", "coinpress", "hybrid", "hybrid_opt",
+              "hly", "plan", "plan_noscale", "verdict (gap)", "ratio at 2 s.e. (top two)",
+              "ratio at 2 s.e. (coinpress/hybrid)"]
+    body = ["(1, 1000, 10, 1, 1000)", "hybrid_opt: 4.36 × 10⁻⁴ ± 9.9 × 10⁻⁶", "136,000", "137,000",
+            "2.13", "1.18", "1.00", "21,000", "4.49 × 10⁸", "4.03 × 10⁶", "simulation only (4.1 s.e.)",
+            "1.06", "2,460"]
+    assert ps.column_widths(_cells([header, body]), 1, ps.TEXT_WIDTH_EM - 13 * ps.COLUMN_PADDING_EM,
+                            hyphenate=True) is None
+    document = new_document("test")
+    document += _docutils_table([header, body])
+    document += _docutils_table([["n", "error"], ["1,000", "0.25"]])
+    ps.PdfTableWidths(document).run()
+    raw = [n.astext() for n in document.children if n.tagname == "raw"]
+    assert len(raw) == 2
+    assert raw[0].strip().startswith((r"\begingroup\footnotesize", r"\begingroup\scriptsize"))
+    assert raw[1].strip() == r"\endgroup"
+    specs = [n["spec"] for n in document.children if isinstance(n, addnodes.tabular_col_spec)]
+    assert len(specs) == 2
+    assert sum(float(x) for x in re.findall(r"\\Y\{([\d.]+)\}", specs[0])) <= 1.0
+    # TeX breaks after neither an underscore nor a slash: the transform lets it
+    wide = next(document.findall(nodes.table))
+    texts = [str(t) for t in wide.findall(nodes.Text) if not isinstance(t.parent, nodes.raw)]
+    assert "ratio at 2 s.e. (coinpress/" in texts and "hybrid)" in texts and "hybrid_" in texts
+    # the small table: natural widths, far narrower than the line
+    assert sum(float(x) for x in re.findall(r"\\Y\{([\d.]+)\}", specs[1])) < 0.3
+
+
+def test_a_table_taller_than_a_page_breaks_across_pages():
+    """A table whose rows wrap to more lines than a page holds becomes a longtable
+    (state_of_the_art's contest ran over the footer as one tabulary)."""
+    from docutils.utils import new_document
+
+    ps = _pdf_structure()
+    long_text = "hybrid_opt: 2.88 × 10⁻⁴ ± 4.1 × 10⁻⁶ " * 3
+    rows = [["a", "b"]] + [[long_text, long_text]] * 25
+    assert ps.table_lines(_cells(rows), [5.0, 5.0]) > ps.PAGE_LINES
+    document = new_document("test")
+    document += _docutils_table(rows)
+    document += _docutils_table([["n", "error"], ["1,000", "0.25"]])
+    ps.PdfTableWidths(document).run()
+    tables = list(document.findall(lambda n: n.tagname == "table"))
+    assert ["longtable" in t["classes"] for t in tables] == [True, False]

@@ -13,7 +13,11 @@ tests/conftest.py: no LaTeX installation needed):
 
 The decoding and the search are plain functions, tested here on a small .tex
 of their own that prints a hidden cell, so that the check cannot pass
-vacuously.
+vacuously.  The two cutting checks run as well on a synthetic page
+(``synthetic_page``: one notebook with a long folded and a long shown output,
+built by Sphinx's LaTeX builder with myst-nb and ``_ext/pdf_structure.py``, as
+the book is), on which the cutters must act: the book itself may have no output
+that long (issue 33 turned its long printouts into tables).
 """
 
 from __future__ import annotations
@@ -162,23 +166,31 @@ def test_pdf_prints_no_hidden_source(tex):
     assert printed_hidden(tex, hidden) == {}
 
 
-@pytest.mark.book
-def test_pdf_cuts_folded_outputs(tex):
-    """Every folded output of more than SHORT_OUTPUT lines is cut in the .tex: its
-    last line is not printed."""
-    checked = 0
-    for path in _book_notebooks():
+def folded_long_outputs(notebooks: list[Path]) -> list[tuple[str, str]]:
+    """(notebook, last line) of every folded text output of more than SHORT_OUTPUT lines."""
+    found = []
+    for path in notebooks:
         for cell, tags, _ in _cells(path):
             if not tags & set(HIDDEN_OUTPUT) or tags & set(REMOVED):
                 continue
             text = "".join("".join(o.get("text", "")) for o in cell.get("outputs", []))
             lines = [line.strip() for line in text.splitlines() if len(line.strip()) >= MIN_LINE]
             if len(text.splitlines()) > pdf_structure.SHORT_OUTPUT and lines:
-                checked += 1
-                printed = {line.strip() for line in verbatim_text(tex).splitlines()}
-                assert lines[-1] not in printed, (path.stem, lines[-1])
-    # Since issue 33 turned the long printouts into tables, the book may have no folded
-    # output this long (checked == 0): the property then holds for every one there is.
+                found.append((path.stem, lines[-1]))
+    return found
+
+
+def printed_last_lines(tex: str, outputs: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    """Those of ``outputs`` (notebook, last line) whose last line the .tex prints."""
+    printed = {line.strip() for line in verbatim_text(tex).splitlines()}
+    return [item for item in outputs if item[1] in printed]
+
+
+@pytest.mark.book
+def test_pdf_cuts_folded_outputs(tex):
+    """Every folded output of more than SHORT_OUTPUT lines is cut in the .tex: its
+    last line is not printed (the book may have none: test_the_cutters_act_on_a_synthetic_page)."""
+    assert printed_last_lines(tex, folded_long_outputs(_book_notebooks())) == []
 
 
 def test_wide_verbatim_is_set_smaller():
@@ -248,14 +260,89 @@ def long_shown_outputs(notebooks: list[Path]) -> list[tuple[str, str]]:
 @pytest.mark.book
 def test_pdf_cuts_long_shown_outputs(tex):
     """No shown output of more than LONG_OUTPUT lines is printed whole: its last line
-    is not in the .tex, and a note says where the whole output is."""
+    is not in the .tex, and a note says where the whole output is (the book may have
+    none: test_the_cutters_act_on_a_synthetic_page)."""
     long = long_shown_outputs(_book_notebooks())
-    # Since issue 33 turned the long printed tables into tables, the book may have no
-    # long shown output left; the property is then checked on every one there is.
-    printed = {line.strip() for line in verbatim_text(tex).splitlines()}
-    assert [item for item in long if item[1] in printed] == []
+    assert printed_last_lines(tex, long) == []
     if long:
         assert "HTML version prints it whole" in tex
+
+
+# -- the cutters act on a page that needs them ----------------------------------------------
+
+SYNTHETIC_FOLDED = [f"folded row {k:03d} of the synthetic printout" for k in range(40)]
+SYNTHETIC_SHOWN = [f"shown row {k:03d} of the synthetic printout" for k in range(60)]
+
+
+def _stream(lines: list[str]) -> dict:
+    return {"output_type": "stream", "name": "stdout", "text": "".join(f"{line}\n" for line in lines)}
+
+
+def synthetic_notebook(folder: Path) -> Path:
+    """A page with a folded output of 40 lines and a shown output of 60 (the cutters'
+    thresholds: SHORT_OUTPUT and LONG_OUTPUT)."""
+    assert len(SYNTHETIC_FOLDED) > pdf_structure.SHORT_OUTPUT
+    assert len(SYNTHETIC_SHOWN) > pdf_structure.LONG_OUTPUT
+    cells = [{"cell_type": "markdown", "id": "title", "metadata": {}, "source": "# Synthetic page\n"},
+             {"cell_type": "code", "id": "folded", "metadata": {"tags": ["hide-output"]},
+              "execution_count": 1, "source": "print_folded_table()", "outputs": [_stream(SYNTHETIC_FOLDED)]},
+             {"cell_type": "code", "id": "shown", "metadata": {}, "execution_count": 2,
+              "source": "print_shown_table()", "outputs": [_stream(SYNTHETIC_SHOWN)]}]
+    path = folder / "page.ipynb"
+    path.write_text(json.dumps({"nbformat": 4, "nbformat_minor": 5, "cells": cells, "metadata": {
+        "kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"},
+        "language_info": {"name": "python"}}}))
+    return path
+
+
+@pytest.fixture(scope="module")
+def synthetic_page(tmp_path_factory) -> tuple[Path, str]:
+    """The synthetic notebook and its LaTeX source: Sphinx's LaTeX builder, in this
+    process, with myst-nb (stored outputs, as the book's tests build) and the book's
+    _ext/pdf_structure.py (about 3 s)."""
+    import io
+
+    from sphinx.application import Sphinx
+    from sphinx.util.docutils import docutils_namespace
+
+    src = tmp_path_factory.mktemp("synthetic")
+    notebook = synthetic_notebook(src)
+    (src / "conf.py").write_text(
+        "extensions = ['myst_nb', 'pdf_structure']\nnb_execution_mode = 'off'\n"
+        "nb_merge_streams = True\nroot_doc = 'page'\nhtml_baseurl = 'https://example.org/book/'\n"
+        "latex_documents = [('page', 'page.tex', 'Synthetic', 'Nobody', 'manual')]\n")
+    warnings = io.StringIO()
+    with docutils_namespace():
+        app = Sphinx(str(src), str(src), str(src / "_build"), str(src / "_doctrees"), "latex",
+                     status=None, warning=warnings, freshenv=True)
+        app.build()
+    assert app.statuscode == 0 and warnings.getvalue() == "", warnings.getvalue()
+    return notebook, (src / "_build" / "page.tex").read_text(encoding="utf-8")
+
+
+def _verbatim(lines: list[str]) -> str:
+    return "\\begin{sphinxVerbatim}[commandchars=\\\\\\{\\}]\n" + "\n".join(lines) + "\n\\end{sphinxVerbatim}\n"
+
+
+@pytest.mark.book
+def test_the_cutters_act_on_a_synthetic_page(synthetic_page):
+    """Both cutting checks find their output on the synthetic page, fail on it printed
+    whole, and pass on it as the book's LaTeX path prints it: cut, with its note."""
+    notebook, tex = synthetic_page
+    folded, long = folded_long_outputs([notebook]), long_shown_outputs([notebook])
+    assert folded == [("page", SYNTHETIC_FOLDED[-1])]
+    assert long == [("page", SYNTHETIC_SHOWN[-1])]
+    whole = _verbatim(SYNTHETIC_FOLDED) + _verbatim(SYNTHETIC_SHOWN)
+    assert printed_last_lines(whole, folded) == folded and printed_last_lines(whole, long) == long
+    assert printed_last_lines(tex, folded) == [] and printed_last_lines(tex, long) == []
+    printed = verbatim_text(tex).splitlines()
+    # cut, not dropped: the first lines are there, and a note says what is left out
+    assert printed.count(SYNTHETIC_FOLDED[0]) == 1 and SYNTHETIC_FOLDED[pdf_structure.FIRST_LINES] not in printed
+    assert SYNTHETIC_SHOWN[pdf_structure.FIRST_ROWS - 1] in printed
+    assert SYNTHETIC_SHOWN[pdf_structure.FIRST_ROWS] not in printed
+    assert f"{len(SYNTHETIC_FOLDED) - pdf_structure.FIRST_LINES} more lines of this output" in tex
+    assert f"The first {pdf_structure.FIRST_ROWS} of the {len(SYNTHETIC_SHOWN)} lines" in tex
+    assert "HTML version prints it whole (https://example.org/book/page.html)" in tex
 
 
 # -- nothing sticks out past the right margin (issue #26: a theorem's title ran off) -------
@@ -416,6 +503,51 @@ def test_pdf_index_lists_concepts_not_api_names(tex):
     api = [e for e in entries if "egmlib" in e or "()" in e or "attribute" in e]
     assert api == []
     assert len(entries) >= 40  # the glossary's concepts (notation/*.yml), each in the index
+
+
+# Typewriter fonts as pdffonts names them: txfonts' (t1xtt, tcxtt: \ttfamily of
+# the book), Computer Modern's, Courier and the Nimbus/TeX Gyre monospaced ones.
+TYPEWRITER_FONT = re.compile(r"(?:^|\+)(?:t1xtt|tcxtt|rtxtt|txtt|cmtt|ec-?tt|lmmono|qcr)|Mono|Courier|Cursor",
+                             re.I)
+
+
+def typewriter_fonts(pdffonts: str) -> list[str]:
+    """The typewriter fonts of a ``pdffonts`` listing."""
+    names = [line.split()[0] for line in pdffonts.splitlines()[2:] if line.strip()]
+    return [name for name in names if TYPEWRITER_FONT.search(name)]
+
+
+def test_the_font_check_finds_a_typewriter_font():
+    listing = ("name                                 type              encoding         emb sub uni\n"
+               "------------------------------------ ----------------- ---------------- --- --- ---\n"
+               "GTZQTB+TeXGyreHeros-Bold             Type 1            Custom           yes yes yes\n"
+               "VRWEVK+TeXGyreTermes-Regular         Type 1            Custom           yes yes yes\n")
+    assert typewriter_fonts(listing) == []
+    assert typewriter_fonts(listing + "QWGSUB+t1xtt Type 1 Builtin yes yes yes\n") == ["QWGSUB+t1xtt"]
+
+
+@pytest.mark.book
+def test_pdf_index_is_set_in_the_body_font(compiled_pdf):
+    """The general index lists concepts in the text's font: no typewriter font on its
+    pages (Sphinx sets index entries in \\texttt, for API names), found in the PDF."""
+    import shutil
+    import subprocess
+
+    if shutil.which("pdffonts") is None or shutil.which("pdftotext") is None:
+        pytest.skip("pdffonts, pdftotext (poppler-utils) are not installed")
+    pdf = str(compiled_pdf / "egm-book.pdf")
+
+    def run(*cmd):
+        return subprocess.run(cmd, capture_output=True, text=True, errors="replace", timeout=120).stdout
+
+    pages = int(re.search(r"^Pages:\s+(\d+)", run("pdfinfo", pdf), re.M).group(1))
+    first = next((p for p in range(pages, max(pages - 30, 0), -1)
+                  if re.search(r"^\s*INDEX\s*$", run("pdftotext", "-f", str(p), "-l", str(p), "-layout",
+                                                       pdf, "-"), re.M | re.I)), None)
+    assert first is not None, "no page opens the index (a heading INDEX) among the last 30"
+    fonts = run("pdffonts", "-f", str(first), "-l", str(pages), pdf)
+    assert "TeXGyreTermes" in fonts
+    assert typewriter_fonts(fonts) == []
 
 
 @pytest.mark.book
