@@ -826,8 +826,10 @@ def arena_a_setting(experiment: str, d: int, rho: float, alpha: float, runs: int
 
 
 # The arm "PLAN add/remove, preprocessing share 1/2" (session 10, the field referee's
-# finding): plan_mean(accounting="add_remove", prep_share=0.5), the share fixed a priori
-# (the midpoint, not tuned on these data), on the first PREP_HALF_RUNS runs of the arena-A
+# finding): plan_mean(accounting="add_remove", prep_share=0.5), the share chosen on an
+# independent pilot (3-4 runs on other data; the best of 1/4, 1/2, 3/4 at gaussianC
+# d = 1024 and gaussianB d = 512), not on the stored data; HLY's and IOME's settings stay
+# at their rule.  Run on the first PREP_HALF_RUNS runs of the arena-A
 # settings with d >= 256, with run i's data drawn from the SAME key as arena_a_setting
 # (so each row is paired with the stored arena_a_runs.csv row of the same run) and its
 # noise from key + [len(ARENA_A_METHODS) + 1] (a stream no stored method uses).  Run 0 of

@@ -475,3 +475,52 @@ def test_exponential_quantiles_rejects_bad_input():
         exponential_quantiles(np.ones(5), 0.5, -1, 1, 0.5, rng=rng, sensitivity=0.0)
     with pytest.raises(ValueError, match="Y"):
         exponential_quantiles(np.ones((2, 2, 2)), 0.5, -1, 1, 0.5, rng=rng)
+
+
+def test_docstring_numbers_match_the_stored_runs():
+    """Every number the module docstring quotes from the chapter's stored runs
+    (state_of_the_art: arena_a_prep_half.csv, arena_a_published.csv,
+    arena_a_runs.csv, arena_a_failed.csv) appears there, rounded as printed:
+    a rerun that moved them would leave the docstring stale."""
+    import csv
+    from pathlib import Path
+
+    import egmlib.plan as plan_module
+    from egmlib.report import format_number
+
+    data = Path(__file__).resolve().parents[1] / "data" / "state_of_the_art"
+
+    def rows(name):
+        with open(data / name) as fh:
+            return list(csv.DictReader(fh))
+
+    def key(r):
+        return r["experiment"], int(r["d"])
+
+    c4, b5, c2 = ("gaussianC", 1024), ("gaussianB", 512), ("gaussianC", 256)
+    half = {s: [float(r["plan_add_remove_half"]) for r in rows(
+        "arena_a_prep_half.csv") if key(r) == s] for s in (c4, b5, c2)}
+    pub = {s: [float(r["plan_published"]) for r in rows(
+        "arena_a_published.csv") if key(r) == s] for s in (c4, b5)}
+    runs = [r for r in rows("arena_a_runs.csv") if key(r) == c2]
+    quarter_c2 = [float(r["plan_add_remove"]) for r in runs
+                  if int(r["run"]) < len(half[c2])]
+    failed = {(key(r), float(r["prep_share"]), int(r["run"])): r
+              for r in rows("arena_a_failed.csv")}
+    quoted = []
+    for s in (c4, b5):
+        k = len(pub[s])
+        quoted += [format_number(np.mean(half[s]), 3),
+                   format_number(np.mean(pub[s]), 3),
+                   format_number(np.mean(half[s][:k]) / np.mean(pub[s]), 3)]
+    quoted += [format_number(np.mean(half[c2]), 3),
+               format_number(np.mean(quarter_c2), 3)]
+    counts = {s: sorted(int(failed[s, 0.25, i]["failed"]) for i in (0, 1))
+              for s in (c4, b5)}
+    quoted += ["%d and %d of the\n1024" % tuple(counts[c4]),
+               "%d and %d of 512" % tuple(counts[b5]),
+               format_number(float(failed[b5, 0.25, 0]["error"]), 3),
+               format_number(float(failed[c4, 0.25, 0]["error"]), 3)]
+    doc = plan_module.__doc__
+    missing = [q for q in quoted if q not in doc]
+    assert not missing, f"egmlib.plan's docstring lacks {missing}"
