@@ -767,21 +767,33 @@ def _plan_setting(experiment: str, d: int, alpha: float):
     return mod.setting(experiment, d, alpha)
 
 
+def _arena_data(experiment: str, d: int, rho: float, alpha: float, runs: int):
+    """A PLAN setting's (n, mu, sig, U) and its runs: run i's key is
+    [SEED, 9, experiment, d, 10000 rho, 10 alpha, i] and its data set
+    default_rng(key).standard_normal((n, d)) * sig + mu; yields (i, key, X)."""
+    n, mu0, sig, U = _plan_setting(experiment, d, alpha)
+    mu = np.full(d, float(mu0))
+
+    def data():
+        for i in range(runs):
+            key = [SEED, 9, ("gaussianA", "gaussianB", "gaussianC").index(experiment), d,
+                   int(round(rho * 10000)), int(round(alpha * 10)), i]
+            yield i, key, np.random.default_rng(key).standard_normal((n, d)) * sig + mu
+
+    return n, mu, sig, U, data()
+
+
 def arena_a_setting(experiment: str, d: int, rho: float, alpha: float, runs: int = ARENA_A_RUNS) -> list[dict]:
     """Every method of ARENA_A_METHODS on one of PLAN's settings; run i draws its data from
     default_rng([SEED, 9, experiment, d, 10000 rho, 10 alpha, i]) and method k its noise
     from the same key + [k + 1].  Error: ||estimate - mu||_2 (the authors' measure)."""
-    n, mu0, sig, U = _plan_setting(experiment, d, alpha)
-    mu = np.full(d, float(mu0))
+    n, mu, sig, U, data = _arena_data(experiment, d, rho, alpha, runs)
     R = U * math.sqrt(d)
     T, z = hly_settings(d, R)
     cp_t = int(contest_best("coinpress", sig, n, R, rho)[0])
     hy_t = int(contest_best("hybrid", sig, n, R, rho)[0])
     errs = {m: np.empty(runs) for m in ARENA_A_METHODS}
-    for i in range(runs):
-        key = [SEED, 9, ("gaussianA", "gaussianB", "gaussianC").index(experiment), d,
-               int(round(rho * 10000)), int(round(alpha * 10)), i]
-        X = np.random.default_rng(key).standard_normal((n, d)) * sig + mu
+    for i, key, X in data:
         for k, m in enumerate(ARENA_A_METHODS):
             rng = np.random.default_rng(key + [k + 1])
             if m in ("plan", "plan_noscale"):
@@ -848,12 +860,8 @@ def prep_half_rows() -> list[dict]:
             stored[(r["experiment"], int(r["d"]), float(r["rho"]), float(r["alpha"]), int(r["run"]))] = r
     rows: list[dict] = []
     for experiment, d, rho, alpha in PREP_HALF_SETTINGS:
-        n, mu0, sig, U = _plan_setting(experiment, d, alpha)
-        mu = np.full(d, float(mu0))
-        for i in range(PREP_HALF_RUNS):
-            key = [SEED, 9, ("gaussianA", "gaussianB", "gaussianC").index(experiment), d,
-                   int(round(rho * 10000)), int(round(alpha * 10)), i]
-            X = np.random.default_rng(key).standard_normal((n, d)) * sig + mu
+        _, mu, sig, U, data = _arena_data(experiment, d, rho, alpha, PREP_HALF_RUNS)
+        for i, key, X in data:
             if i == 0:
                 k = ARENA_A_METHODS.index("plan_add_remove")
                 est = plan_mean(X, rho, (-U, U), rng=np.random.default_rng(key + [k + 1]),
@@ -885,12 +893,8 @@ PUBLISHED_RUNS = 10          # the first 10 of the PREP_HALF_RUNS (CPU: the mach
 def published_rows() -> list[dict]:
     rows: list[dict] = []
     for experiment, d, rho, alpha in PUBLISHED_SETTINGS:
-        n, mu0, sig, U = _plan_setting(experiment, d, alpha)
-        mu = np.full(d, float(mu0))
-        for i in range(PUBLISHED_RUNS):
-            key = [SEED, 9, ("gaussianA", "gaussianB", "gaussianC").index(experiment), d,
-                   int(round(rho * 10000)), int(round(alpha * 10)), i]
-            X = np.random.default_rng(key).standard_normal((n, d)) * sig + mu
+        _, mu, sig, U, data = _arena_data(experiment, d, rho, alpha, PUBLISHED_RUNS)
+        for i, key, X in data:
             rng = np.random.default_rng(key + [len(ARENA_A_METHODS) + 2])
             est = plan_mean(X, rho, (-U, U), rng=rng, accounting="published").mean
             rows.append(dict(experiment=experiment, d=d, rho=rho, alpha=alpha, run=i,
@@ -914,12 +918,8 @@ FAILED_FACTOR = 1e6
 def failed_coord_rows() -> list[dict]:
     rows: list[dict] = []
     for experiment, d, rho, alpha in PUBLISHED_SETTINGS:
-        n, mu0, sig, U = _plan_setting(experiment, d, alpha)
-        mu = np.full(d, float(mu0))
-        for i in range(FAILED_RUNS):
-            key = [SEED, 9, ("gaussianA", "gaussianB", "gaussianC").index(experiment), d,
-                   int(round(rho * 10000)), int(round(alpha * 10)), i]
-            X = np.random.default_rng(key).standard_normal((n, d)) * sig + mu
+        _, mu, sig, U, data = _arena_data(experiment, d, rho, alpha, FAILED_RUNS)
+        for i, key, X in data:
             for share, stream in ((0.25, ARENA_A_METHODS.index("plan_add_remove") + 1),
                                   (PREP_HALF_SHARE, len(ARENA_A_METHODS) + 1)):
                 res = plan_mean(X, rho, (-U, U), rng=np.random.default_rng(key + [stream]),
