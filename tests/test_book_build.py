@@ -220,6 +220,106 @@ def test_the_browser_check_fails_a_bad_page(tmp_path: Path):
     assert "at 390 px: the page is" in problems["word.html"]  # no break: this site has no book_fixes.css
 
 
+# Issue 33: links to anchors far down a long page (the student referee's two in
+# chapters/derivation.html) landed in the wrong place: the sections above the
+# target, laid out lazily (content-visibility, _ext/static/book_fixes.css), had
+# estimated heights, and once the browser laid them out the target moved away.
+DEEP_ANCHORS = ("chapters/derivation.html#deriv-thm-minors",
+                "chapters/derivation.html#equation-deriv-eq-minors",
+                "chapters/errata.html#erratum-s4-hat-tilde",
+                "chapters/errata.html#err-s7-indices",
+                "chapters/state_of_the_art.html#sota-sec-arena-a")
+ANCHOR_PX = 3  # the target's top may be this far from where the theme puts it
+
+# Where the target of the page's hash is against where the theme puts a target:
+# the page's scroll-padding-top (below the sticky header) plus the target's
+# scroll-margin-top from the window's top.  Then the whole page is laid out
+# (check_site.WHOLE_PAGE), and its height and the target's place in it are
+# read: the target must be deep in the page, and not so near its end that the
+# page cannot scroll it to the theme's place.
+TARGET_PLACE = """(() => {
+  const t = document.getElementById(decodeURIComponent(location.hash.slice(1)));
+  if (!t) return null;
+  const root = document.documentElement;
+  const want = parseFloat(getComputedStyle(root).scrollPaddingTop || '0')
+    + parseFloat(getComputedStyle(t).scrollMarginTop || '0');
+  const header = document.querySelector('.bd-header-article');
+  return {top: t.getBoundingClientRect().top, want: want,
+          header: header ? header.getBoundingClientRect().bottom : 0};
+})()"""
+PAGE_PLACE = """(() => {
+  const t = document.getElementById(decodeURIComponent(location.hash.slice(1)));
+  const root = document.documentElement;
+  return {at: t.getBoundingClientRect().top + scrollY, end: root.scrollHeight - innerHeight};
+})()"""
+
+
+def anchor_places(site: Path, anchors=DEEP_ANCHORS, widths=WIDTHS) -> dict[tuple[str, int, str], dict]:
+    """Each of ``anchors`` opened in headless Chromium at each of ``widths``, two
+    ways: loaded with the hash (``load``), and loaded at its top, then the hash
+    set (``hashchange``, as a click on a link within the page does); where its
+    target stands a second after the page has settled (TARGET_PLACE)."""
+    import check_site
+
+    server, port = check_site._serve(site)
+    browser = check_site._DevTools(check_site.LOAD_WIDTH)
+    places = {}
+    try:
+        browser.call("Page.enable")
+        for anchor in anchors:
+            page, _, target = anchor.partition("#")
+            for width in widths:
+                check_site.set_width(browser, width)
+                for how in ("load", "hashchange"):
+                    browser.call("Page.navigate", wait_event="Page.loadEventFired", url="about:blank")
+                    url = f"http://127.0.0.1:{port}/{page}"
+                    browser.call("Page.navigate", wait_event="Page.loadEventFired",
+                                 url=url + ("#" + target if how == "load" else ""))
+                    browser.evaluate(check_site.SETTLE.format(ms=300))
+                    if how == "hashchange":
+                        browser.evaluate(f"location.hash = {json.dumps(target)}; true")
+                    browser.evaluate(check_site.SETTLE.format(ms=1000))
+                    place = browser.evaluate(TARGET_PLACE)
+                    if place:
+                        browser.evaluate(check_site.WHOLE_PAGE)
+                        place.update(browser.evaluate(PAGE_PLACE))
+                    places[anchor, width, how] = place
+    finally:
+        browser.close()
+        server.shutdown()
+    return places
+
+
+def misplaced_anchors(places: dict) -> dict:
+    """The anchors whose target is missing, not where the theme puts a target
+    (to ANCHOR_PX), or under the sticky header."""
+    return {key: p for key, p in places.items()
+            if p is None or p["top"] < p["header"] - 1 or abs(p["top"] - p["want"]) > ANCHOR_PX}
+
+
+def test_misplaced_anchors_are_found():
+    good = {"top": 64.0, "want": 64.0, "header": 48}
+    assert misplaced_anchors({"good": good, "near": {**good, "top": 64 + ANCHOR_PX}}) == {}
+    for bad in ({**good, "top": 64 + ANCHOR_PX + 1}, {**good, "top": 1973}, {**good, "top": -900},
+                {**good, "top": 30, "want": 30}):
+        assert list(misplaced_anchors({"bad": bad})) == ["bad"]
+    assert list(misplaced_anchors({"missing": None})) == ["missing"]
+
+
+@needs_chromium
+def test_deep_anchors_land_on_their_target(built_site: Path):
+    """Issue 33: a link to a place far down a long page (derivation, errata,
+    state_of_the_art), followed at 390 and 1280 px, on load and on a hash
+    change, puts its target where the theme puts one, below the sticky header,
+    to ANCHOR_PX, and keeps it there (book_fixes.js lays out what lies above
+    it).  Each target is more than half way down its page."""
+    places = anchor_places(built_site)
+    assert len(places) == len(DEEP_ANCHORS) * len(WIDTHS) * 2
+    assert misplaced_anchors(places) == {}, misplaced_anchors(places)
+    # each target deep in its page, with room below it to be put in its place
+    assert all(0.5 * p["end"] < p["at"] - p["want"] < p["end"] for p in places.values()), places
+
+
 def test_api_reference_documents_every_public_name(built_site: Path):
     """Each module of egmlib has a section in api.md, and every name in its __all__
     is rendered there with an anchor the chapters can link to."""
