@@ -76,6 +76,14 @@ TIMEOUT = 600  # s for one answer of the browser (a long page on a machine share
 HARMLESS = ("Got invalid theme mode: . Resetting to auto.",)
 
 
+def browser_tmp() -> str:
+    """The folder for a browser's temporary files: the system's (TMPDIR), unless
+    its name is too long for the browser's singleton socket (a Unix socket's
+    path has at most 107 bytes; Chromium's adds about 60 to it), then /tmp."""
+    base = tempfile.gettempdir()
+    return base if len(base) <= 40 else "/tmp"
+
+
 class _DevTools:
     """One headless Chromium, driven through its DevTools protocol over a pipe
     (``--remote-debugging-pipe``: the browser reads commands on fd 3 and writes
@@ -88,8 +96,9 @@ class _DevTools:
         # The browser's profile and its temporary files (TMPDIR: its singleton
         # socket and lock, org.chromium.Chromium.*, 576 of them were left in /tmp,
         # one a launch) in one directory that close() removes.
-        self.profile = tempfile.TemporaryDirectory(prefix="egm-chromium-", ignore_cleanup_errors=True)
-        own_tmp = Path(self.profile.name) / "tmp"
+        self.profile = tempfile.TemporaryDirectory(prefix="egm-c-", dir=browser_tmp(),
+                                                   ignore_cleanup_errors=True)
+        own_tmp = Path(self.profile.name) / "t"
         own_tmp.mkdir()
         to_browser, self._send = os.pipe()
         self._receive, from_browser = os.pipe()
@@ -101,7 +110,7 @@ class _DevTools:
             os.dup2(write, 4)
 
         self.proc = subprocess.Popen(
-            [exe, *FLAGS, f"--user-data-dir={Path(self.profile.name) / 'profile'}", "--remote-debugging-pipe",
+            [exe, *FLAGS, f"--user-data-dir={Path(self.profile.name) / 'p'}", "--remote-debugging-pipe",
              "--hide-scrollbars", f"--window-size={width},900", "about:blank"],
             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
             close_fds=False, preexec_fn=pipes_as_3_and_4, env={**os.environ, "TMPDIR": str(own_tmp)})
