@@ -19,14 +19,20 @@ formulas again, which is most of a load's cost.  It fails on
     scroll in a box of its own.
 It also lists, at 390 px, every display equation wider than its box (folds
 opened; issue 33 item 1: the book may have at most ``WIDE_EQUATIONS``), and
-measures each page's time from navigation to typeset maths in the page's own
-timeline (``TIMING``), and how many formulas the page leaves to a MathJax in the
-browser (none: the maths is typeset at build time, _ext/mathjax_prerender.py);
-the last lines of its output say both, with the slowest pages (issue 33 item 10).
+measures each page's time from navigation to typeset maths twice: by the clock,
+in the page's own timeline (``TIMING``: what a reader waits, which grows with
+the other jobs on the machine; the check prints the machine's load with it), and
+as the CPU seconds of the browser's renderers in the same span
+(``renderer_time``: what the page costs, which hardly does), and how many
+formulas the page leaves to a MathJax in the browser (none: the maths is typeset
+at build time, _ext/mathjax_prerender.py); the last lines of its output say
+these, with the median and the slowest pages (issue 33 item 10).
 ``--json FILE`` writes the verdict of every page and width.
 
 With ``--screenshots DIR`` (``make screenshots``, a review tool, not a test),
-each page is also photographed whole at both widths: ``<page>.w1280.<k>.png``
+each page is also photographed whole at both widths (laid out whole first: the
+sections the browser lays out lazily have an estimated height until then):
+``<page>.w1280.<k>.png``
 and ``<page>.w390.<k>.png``, the page cut into strips (``STRIP`` px high) laid
 side by side, ``COLUMNS`` strips to a sheet, so that a reviewer can look at every
 page at both widths, top to bottom.

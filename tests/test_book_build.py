@@ -266,32 +266,25 @@ ANCHOR_PX = 3  # the target's top may be this far from where the theme puts it
 
 # Where the target of the page's hash is against where the theme puts a target:
 # the page's scroll-padding-top (below the sticky header) plus the target's
-# scroll-margin-top from the window's top.  Then the whole page is laid out
-# (check_site.WHOLE_PAGE), and its height and the target's place in it are
-# read: the target must be deep in the page, and not so near its end that the
-# page cannot scroll it to the theme's place.
+# scroll-margin-top from the window's top; and how far the page is scrolled.
 TARGET_PLACE = """(() => {
   const t = document.getElementById(decodeURIComponent(location.hash.slice(1)));
   if (!t) return null;
-  const root = document.documentElement;
-  const want = parseFloat(getComputedStyle(root).scrollPaddingTop || '0')
+  const want = parseFloat(getComputedStyle(document.documentElement).scrollPaddingTop || '0')
     + parseFloat(getComputedStyle(t).scrollMarginTop || '0');
   const header = document.querySelector('.bd-header-article');
-  return {top: t.getBoundingClientRect().top, want: want,
+  return {top: t.getBoundingClientRect().top, want: want, scroll: scrollY,
           header: header ? header.getBoundingClientRect().bottom : 0};
 })()"""
-PAGE_PLACE = """(() => {
-  const t = document.getElementById(decodeURIComponent(location.hash.slice(1)));
-  const root = document.documentElement;
-  return {at: t.getBoundingClientRect().top + scrollY, end: root.scrollHeight - innerHeight};
-})()"""
 
 
-def anchor_places(site: Path, anchors=DEEP_ANCHORS, widths=WIDTHS) -> dict[tuple[str, int, str], dict]:
-    """Each of ``anchors`` opened in headless Chromium at each of ``widths``, two
-    ways: loaded with the hash (``load``), and loaded at its top, then the hash
-    set (``hashchange``, as a click on a link within the page does); where its
-    target stands a second after the page has settled (TARGET_PLACE)."""
+def anchor_places(site: Path, anchors=DEEP_ANCHORS, widths=WIDTHS,
+                  changes=DEEP_ANCHORS[:1]) -> dict[tuple[str, int, str], dict]:
+    """Each of ``anchors`` opened in headless Chromium at each of ``widths``:
+    loaded with the hash (``load``); those of ``changes`` also loaded at their
+    page's top, then the hash set (``hashchange``, as a click on a link within
+    the page does).  Where its target stands a second after the page has
+    settled (TARGET_PLACE)."""
     import check_site
 
     server, port = check_site._serve(site)
@@ -303,7 +296,7 @@ def anchor_places(site: Path, anchors=DEEP_ANCHORS, widths=WIDTHS) -> dict[tuple
             page, _, target = anchor.partition("#")
             for width in widths:
                 check_site.set_width(browser, width)
-                for how in ("load", "hashchange"):
+                for how in ("load", "hashchange") if anchor in changes else ("load",):
                     browser.call("Page.navigate", wait_event="Page.loadEventFired", url="about:blank")
                     url = f"http://127.0.0.1:{port}/{page}"
                     browser.call("Page.navigate", wait_event="Page.loadEventFired",
@@ -312,11 +305,7 @@ def anchor_places(site: Path, anchors=DEEP_ANCHORS, widths=WIDTHS) -> dict[tuple
                     if how == "hashchange":
                         browser.evaluate(f"location.hash = {json.dumps(target)}; true")
                     browser.evaluate(check_site.SETTLE.format(ms=1000))
-                    place = browser.evaluate(TARGET_PLACE)
-                    if place and how == "load":  # the page laid out whole: the same for both
-                        browser.evaluate(check_site.WHOLE_PAGE)
-                        place.update(browser.evaluate(PAGE_PLACE))
-                    places[anchor, width, how] = place
+                    places[anchor, width, how] = browser.evaluate(TARGET_PLACE)
     finally:
         browser.close()
         server.shutdown()
@@ -342,16 +331,18 @@ def test_misplaced_anchors_are_found():
 @needs_chromium
 def test_deep_anchors_land_on_their_target(built_site: Path):
     """Issue 33: a link to a place far down a long page (derivation, errata,
-    state_of_the_art), followed at 390 and 1280 px, on load and on a hash
-    change, puts its target where the theme puts one, below the sticky header,
-    to ANCHOR_PX, and keeps it there (book_fixes.js lays out what lies above
-    it).  Each target is more than half way down its page."""
+    state_of_the_art), followed at 390 and 1280 px on load (and for one, on a
+    hash change), puts its target where the theme puts one, below the sticky
+    header, to ANCHOR_PX, and keeps it there (book_fixes.js lays out what lies
+    above it).  Each target is more than ten windows down its page.  With the
+    book_fixes.js and .css of main before this test (2026-11-28), the
+    derivation's target stood 1,879 to 1,973 px too low at both widths: the
+    sections above it, estimated 1,000 px each, made the page seem too short
+    to scroll that far."""
     places = anchor_places(built_site)
-    assert len(places) == len(DEEP_ANCHORS) * len(WIDTHS) * 2
+    assert len(places) == len(DEEP_ANCHORS) * len(WIDTHS) + 2
     assert misplaced_anchors(places) == {}, misplaced_anchors(places)
-    # each target deep in its page, with room below it to be put in its place
-    laid_out = [p for (_, _, how), p in places.items() if how == "load"]
-    assert all(0.5 * p["end"] < p["at"] - p["want"] < p["end"] for p in laid_out), places
+    assert all(p["scroll"] > 10 * 900 for p in places.values()), places
 
 
 def test_api_reference_documents_every_public_name(built_site: Path):
