@@ -119,10 +119,18 @@ def test_display_equations_fit_a_phone(browser_check):
     assert len(summary["wide"]) <= WIDE_EQUATIONS, summary["text"]
 
 
-# Issue 33 item 10's bounds on the renderers' CPU from navigation to typeset maths:
-# a median of 1 s and 2 s a page, each with this margin for a machine shared with
-# other jobs (`make test` runs on every core; one site measured 0.87 s and 1.25 s
-# median at two loads of this machine, the book now 0.60 s and 0.70 s).  The check fails only on a clear excess.
+# Issue 33 item 10's bounds (a median of 1 s and 2 s a page, from navigation to
+# typeset maths) are asserted on the renderers' CPU in that span, not on the clock.
+# The clock is what a reader waits, and scripts/check_site.py measures and prints
+# it too (the page's own timeline, with the machine's load), but on this 2-core
+# machine shared by many jobs it measures the other jobs: the errata page took
+# 2.3 to 5.9 s by the clock in four loads in a row (load average 11 to 14,
+# 2026-11-28, its renderer CPU 1.08 to 1.37 s), and the student referee's 4.0 to
+# 4.3 s were at a load of about 5.  A bound on the clock would fail at random
+# under `make test` (which runs on every core) and pass a slow page on an idle
+# machine.  The CPU, each with this margin for a machine shared with other jobs
+# (one site measured 0.87 s and 1.25 s median at two loads of this machine, the
+# book now 0.60 s and 0.70 s): the check fails only on a clear excess.
 # No page is exempt: the errata (2.8 s to 4.7 s, its list laid out whole) and
 # state_of_the_art (2.2 s to 3.9 s, the theme measuring every output) were, until
 # the errata list came in lazily laid-out boxes and book_fixes.js took over the
@@ -140,12 +148,14 @@ def test_pages_open_fast(browser_check):
     """Issue 33 item 10: no formula is left for a MathJax in the reader's
     browser (the maths is typeset at build time, _ext/mathjax_prerender.py), and
     every page's time from navigation to typeset maths is measured and printed
-    with the median and the slowest pages (pytest -s shows them): the CPU time
-    of Chromium's renderer processes (its own count, scripts/check_site.py
-    ``renderer_time``, which hardly grows when other jobs share the cores, as
-    the page's clock does under `make test`) and the page's own timeline.  The
-    median is at most OPEN_MEDIAN_S and every page at most OPEN_PAGE_S, each with
-    OPEN_MARGIN for the load of a shared machine (a page over it fails:
+    with the median and the slowest pages (pytest -s shows them), by two
+    measures: the wall clock (the page's own timeline, printed, not asserted)
+    and the CPU time of Chromium's renderer processes (its own count,
+    scripts/check_site.py ``renderer_time``), which hardly grows when other
+    jobs share the cores, as the clock does under `make test` (see
+    OPEN_MEDIAN_S).  Asserted on the CPU: the median is at most OPEN_MEDIAN_S
+    and every page at most OPEN_PAGE_S, each with OPEN_MARGIN for the load of
+    a shared machine (a page over it fails:
     test_the_browser_check_fails_a_bad_page's heavy.html)."""
     from check_site import speed_and_width
 
@@ -309,6 +319,7 @@ def anchor_places(site: Path, anchors=DEEP_ANCHORS, widths=WIDTHS,
     finally:
         browser.close()
         server.shutdown()
+        server.server_close()
     return places
 
 
