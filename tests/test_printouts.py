@@ -378,10 +378,9 @@ def test_rule_passes_sentences_in_the_books_notation(text: str) -> None:
 
 # Cells the rule still flags, per chapter: the count may only go down.  On main at
 # d33c694 it flagged 98 cells in 15 chapters (the student's list among them); session 11
-# (branch tidy) rewrote them all but these, in chapters that belong to another owner
-# (branch pilot): plan_reproduction c009, c031, c033 (spelled-out rho, rho_j, s_j) and
-# state_of_the_art c136, c140 ("eps = 1.0: exact rho ...", "winner: False").
-REMAINING: dict[str, int] = {"plan_reproduction": 3, "state_of_the_art": 2}
+# rewrote them all (branch tidy; the last five, in plan_reproduction and
+# state_of_the_art, on branch rest), so none is allowed.
+REMAINING: dict[str, int] = {}
 
 
 @pytest.mark.parametrize("path", CHAPTERS, ids=[p.stem for p in CHAPTERS])
