@@ -112,11 +112,13 @@ class _Reader(html.parser.HTMLParser):
 
     def __init__(self) -> None:
         super().__init__(convert_charrefs=False)
-        self.stack: list[tuple[str, int, int, bool]] = []  # tag, collector, glued, not prose
+        self.stack: list[tuple[str, int, int, int, bool]] = []  # tag, collector, glued, code, not prose
         self.inputs: list[list[str]] = []
         self.glued: list[list[str]] = []
+        self.code: list[list[str]] = []  # inline code (code.literal)
         self.open_inputs: list[list[str]] = []
         self.open_glued: list[list[str]] = []
+        self.open_code: list[list[str]] = []
         self.prose: list[str] = []
         self.run: list[str] = []
         self.not_prose = self.not_text = self.pre = 0
@@ -134,6 +136,8 @@ class _Reader(html.parser.HTMLParser):
             parts.append(text)
         for parts in self.open_glued:
             parts.append(text)
+        for parts in self.open_code:
+            parts.append(text)
         if not self.not_prose:
             self.prose.append(text)
 
@@ -145,7 +149,11 @@ class _Reader(html.parser.HTMLParser):
         for key, value in attrs:
             if key == "class" and value:
                 classes = set(value.split())
-        collect = glue = 0
+        collect = glue = code = 0
+        if tag == "code" and "literal" in classes:
+            self.code.append([])
+            self.open_code.append(self.code[-1])
+            code = 1
         if tag == "div" and "cell_input" in classes:
             self.inputs.append([])
             self.open_inputs.append(self.inputs[-1])
@@ -159,7 +167,7 @@ class _Reader(html.parser.HTMLParser):
         self.not_prose += excluded
         self.not_text += tag in _NOT_TEXT
         self.pre += tag in _PRE
-        self.stack.append((tag, collect, glue, excluded))
+        self.stack.append((tag, collect, glue, code, excluded))
 
     def handle_startendtag(self, tag, attrs) -> None:
         self.handle_starttag(tag, attrs)
@@ -171,11 +179,13 @@ class _Reader(html.parser.HTMLParser):
         if not any(t == tag for t, *_ in self.stack):
             return
         while True:
-            name, collect, glue, excluded = self.stack.pop()
+            name, collect, glue, code, excluded = self.stack.pop()
             if collect:
                 self.open_inputs.pop()
             if glue:
                 self.open_glued.pop()
+            if code:
+                self.open_code.pop()
             self.not_prose -= excluded
             self.not_text -= name in _NOT_TEXT
             self.pre -= name in _PRE
@@ -206,7 +216,8 @@ class _Reader(html.parser.HTMLParser):
         self.close()
         self._flush()
         return {"inputs": ["".join(parts) for parts in self.inputs],
-                "glued": ["".join(parts) for parts in self.glued], "prose": " ".join(self.prose)}
+                "glued": ["".join(parts) for parts in self.glued],
+                "code": ["".join(parts) for parts in self.code], "prose": " ".join(self.prose)}
 
 
 @functools.lru_cache(maxsize=None)
