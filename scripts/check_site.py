@@ -19,14 +19,20 @@ formulas again, which is most of a load's cost.  It fails on
     scroll in a box of its own.
 It also lists, at 390 px, every display equation wider than its box (folds
 opened; issue 33 item 1: the book may have at most ``WIDE_EQUATIONS``), and
-measures each page's time from navigation to typeset maths in the page's own
-timeline (``TIMING``), and how many formulas the page leaves to a MathJax in the
-browser (none: the maths is typeset at build time, _ext/mathjax_prerender.py);
-the last lines of its output say both, with the slowest pages (issue 33 item 10).
+measures each page's time from navigation to typeset maths twice: by the clock,
+in the page's own timeline (``TIMING``: what a reader waits, which grows with
+the other jobs on the machine; the check prints the machine's load with it), and
+as the CPU seconds of the browser's renderers in the same span
+(``renderer_time``: what the page costs, which hardly does), and how many
+formulas the page leaves to a MathJax in the browser (none: the maths is typeset
+at build time, _ext/mathjax_prerender.py); the last lines of its output say
+these, with the median and the slowest pages (issue 33 item 10).
 ``--json FILE`` writes the verdict of every page and width.
 
 With ``--screenshots DIR`` (``make screenshots``, a review tool, not a test),
-each page is also photographed whole at both widths: ``<page>.w1280.<k>.png``
+each page is also photographed whole at both widths (laid out whole first: the
+sections the browser lays out lazily have an estimated height until then):
+``<page>.w1280.<k>.png``
 and ``<page>.w390.<k>.png``, the page cut into strips (``STRIP`` px high) laid
 side by side, ``COLUMNS`` strips to a sheet, so that a reviewer can look at every
 page at both widths, top to bottom.
@@ -76,6 +82,14 @@ TIMEOUT = 600  # s for one answer of the browser (a long page on a machine share
 HARMLESS = ("Got invalid theme mode: . Resetting to auto.",)
 
 
+def browser_tmp() -> str:
+    """The folder for a browser's temporary files: the system's (TMPDIR), unless
+    its name is too long for the browser's singleton socket (a Unix socket's
+    path has at most 107 bytes; Chromium's adds about 60 to it), then /tmp."""
+    base = tempfile.gettempdir()
+    return base if len(base) <= 40 else "/tmp"
+
+
 class _DevTools:
     """One headless Chromium, driven through its DevTools protocol over a pipe
     (``--remote-debugging-pipe``: the browser reads commands on fd 3 and writes
@@ -85,7 +99,13 @@ class _DevTools:
         exe = shutil.which("chromium") or shutil.which("chromium-browser")
         if exe is None:
             raise SystemExit("chromium not found (apt-get install chromium)")
-        self.profile = tempfile.TemporaryDirectory(ignore_cleanup_errors=True)
+        # The browser's profile and its temporary files (TMPDIR: its singleton
+        # socket and lock, org.chromium.Chromium.*, 576 of them were left in /tmp,
+        # one a launch) in one directory that close() removes.
+        self.profile = tempfile.TemporaryDirectory(prefix="egm-c-", dir=browser_tmp(),
+                                                   ignore_cleanup_errors=True)
+        own_tmp = Path(self.profile.name) / "t"
+        own_tmp.mkdir()
         to_browser, self._send = os.pipe()
         self._receive, from_browser = os.pipe()
 
@@ -96,10 +116,10 @@ class _DevTools:
             os.dup2(write, 4)
 
         self.proc = subprocess.Popen(
-            [exe, *FLAGS, f"--user-data-dir={self.profile.name}", "--remote-debugging-pipe",
+            [exe, *FLAGS, f"--user-data-dir={Path(self.profile.name) / 'p'}", "--remote-debugging-pipe",
              "--hide-scrollbars", f"--window-size={width},900", "about:blank"],
             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-            close_fds=False, preexec_fn=pipes_as_3_and_4)
+            close_fds=False, preexec_fn=pipes_as_3_and_4, env={**os.environ, "TMPDIR": str(own_tmp)})
         os.close(to_browser)
         os.close(from_browser)
         self._buffer = b""
@@ -158,17 +178,29 @@ class _DevTools:
         return answer["result"].get("value")
 
     def close(self) -> None:
+        """Close the browser as a reader would (Browser.close: it removes its own
+        singleton files), or stop it if it does not answer; then remove its
+        profile and temporary files (nothing of it is left behind)."""
+        if self.proc.poll() is None:
+            try:
+                self.next_id += 1
+                os.write(self._send, json.dumps({"id": self.next_id, "method": "Browser.close"}).encode() + b"\0")
+            except OSError:
+                pass
         for fd in (self._send, self._receive):
             try:
                 os.close(fd)
             except OSError:
                 pass
-        self.proc.terminate()
         try:
             self.proc.wait(timeout=20)
         except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait()
+            self.proc.terminate()
+            try:
+                self.proc.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
         self.profile.cleanup()
 
 
@@ -181,13 +213,17 @@ SETTLE = ("(window.MathJax && MathJax.startup && MathJax.startup.promise"
 # Issue 33 item 10: from navigation to typeset maths, in the page's own
 # timeline (performance.now() counts from the navigation's start): the moment
 # the load event has come, MathJax (if the page still loads it) has typeset
-# every formula, and the fonts are in.  Installed in every new document before
-# its own scripts run (Page.addScriptToEvaluateOnNewDocument).
+# every formula, and the fonts are in, and the browser has drawn the next frame
+# (what the page's scripts did at the load event is laid out and painted: the
+# reader sees the maths).  Installed in every new document before its own
+# scripts run (Page.addScriptToEvaluateOnNewDocument).  A clock: on a machine
+# shared with other jobs it grows with their load (the check prints the load).
 TIMING = """window.__egmTypeset = null;
 addEventListener('load', () => {
   const mj = window.MathJax;
   const typeset = mj && mj.startup && mj.startup.promise ? mj.startup.promise : Promise.resolve();
   typeset.then(() => document.fonts.ready)
+    .then(() => new Promise(r => requestAnimationFrame(() => setTimeout(r, 0))))
     .then(() => { window.__egmTypeset = Math.round(performance.now()); });
 });"""
 
@@ -496,6 +532,11 @@ def screenshots(url: str, width: int, stem: Path) -> list[Path]:
             " { position: static !important; }';"
             " document.head.appendChild(s); })"
             ".then(() => new Promise(r => setTimeout(r, 500))).then(() => true)"))
+        # the sections the browser lays out lazily (content-visibility, book_fixes.css)
+        # stand in with an estimated height until laid out: the page's height was an
+        # estimate, and the strips stopped about halfway down a long page.  Laid out
+        # whole first (with every formula fixed, as the checks measure it).
+        browser.evaluate(WHOLE_PAGE)
         height = int(browser.call("Page.getLayoutMetrics")["cssContentSize"]["height"])
         strips = []
         for top in range(0, height, STRIP):
@@ -578,10 +619,14 @@ def verdict(result: dict, width: int) -> list[str]:
     return problems
 
 
-def speed_and_width(report: dict) -> dict:
+def speed_and_width(report: dict, load: tuple[float, ...] | None = None) -> dict:
     """Issue 33 items 1 and 10 over the pages of ``report``: the display
     equations that scroll at 390 px, and each page's time from navigation to
-    typeset maths (at its load, 390 px), with the median and the slowest pages."""
+    typeset maths (at its load, 390 px), with the median and the slowest pages,
+    twice: ``times``, the wall clock (the page's own timeline, ``TIMING``), and
+    ``cpu``, the CPU seconds of the browser's renderers (``renderer_time``) in
+    the same span.  ``load``: the machine's load average while the check ran,
+    printed with them (the wall clock grows with it)."""
     wide, times, client, cpu = [], {}, {}, {}
     for rel, verdict in report.items():
         seen = verdict.get("widths", {}).get(str(LOAD_WIDTH))
@@ -599,13 +644,20 @@ def speed_and_width(report: dict) -> dict:
              f" (at most {WIDE_EQUATIONS})"]
     lines += [f"  {w['page']} {w['label'] or w['text']!r}: {w['width']} px in {w['box']} px"
               for w in wide]
+    # the two measures of the same span, each with its median and slowest pages:
+    # the clock a reader waits (the page's own timeline), which grows with the
+    # other jobs on the machine, and the renderers' CPU, which hardly does
     if times:
-        lines.append(f"navigation to typeset maths at {LOAD_WIDTH} px: median {median:.2f} s over "
+        lines.append(f"wall clock, navigation to typeset maths at {LOAD_WIDTH} px: median {median:.2f} s over "
                      f"{len(times)} pages; slowest " + ", ".join(f"{r} {s:.2f} s" for r, s in ordered[:5]))
     if cpu:
         by_cpu = sorted(cpu.items(), key=lambda kv: -kv[1])
-        lines.append(f"renderer CPU, navigation to typeset maths: median {statistics.median(cpu.values()):.2f} s; "
+        lines.append(f"renderer CPU, navigation to typeset maths at {LOAD_WIDTH} px: median "
+                     f"{statistics.median(cpu.values()):.2f} s; "
                      "slowest " + ", ".join(f"{r} {s:.2f} s" for r, s in by_cpu[:5]))
+    if load:
+        lines.append("machine load (1-minute average) at the start and end of the check: "
+                     + " and ".join(f"{x:.1f}" for x in load))
     lines.append(f"formulas left to the browser's MathJax: {sum(client.values())}")
     return {"wide": wide, "times": times, "median": median, "client": client, "cpu": cpu,
             "text": "\n".join(lines)}
@@ -635,6 +687,7 @@ def main(argv: list[str]) -> int:
             id_cache[p] = ps.ids
         return id_cache[p]
 
+    load_before = os.getloadavg()[0]
     # the browsers first, then the server's thread (a child is best started single-threaded)
     browsers = []
     try:
@@ -727,7 +780,7 @@ def main(argv: list[str]) -> int:
     finally:
         for browser in browsers:
             browser.close()
-    summary = speed_and_width(report)
+    summary = speed_and_width(report, load=(load_before, os.getloadavg()[0]))
     print(summary["text"])
     if args.json:
         args.json.write_text(json.dumps(report, indent=1))
