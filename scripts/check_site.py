@@ -364,17 +364,22 @@ WIDE = """(() => {
     if (!math) continue;
     const c = math.getBoundingClientRect();
     if (c.width === 0) continue;  // not laid out (hidden)
-    let left = 0, right = view;
+    if (mjx.closest('nav, header, .bd-sidebar-primary, .bd-sidebar-secondary')) continue;  // the text, not the drawers
+    let left = -Infinity, right = Infinity, inScroller = false;
     let block = mjx.parentElement;
     while (block && getComputedStyle(block).display === 'inline') block = block.parentElement;
     if (block) { const r = content(block, block.getBoundingClientRect());
       left = Math.max(left, r.left); right = Math.min(right, r.right); }
     for (let a = mjx; a && a !== document.body; a = a.parentElement) {
-      if (getComputedStyle(a).overflowX !== 'visible') {
-        const r = a.getBoundingClientRect();
-        left = Math.max(left, r.left + a.clientLeft); right = Math.min(right, r.left + a.clientLeft + a.clientWidth);
-      }
+      const overflow = getComputedStyle(a).overflowX;
+      if (overflow === 'visible') continue;
+      // a formula in a table (or an output) that scrolls sideways as a whole
+      // is measured against its cell only: the box may be scrolled anywhere
+      if (a !== mjx && ['auto', 'scroll'].includes(overflow)) { inScroller = true; break; }
+      const r = a.getBoundingClientRect();
+      left = Math.max(left, r.left + a.clientLeft); right = Math.min(right, r.left + a.clientLeft + a.clientWidth);
     }
+    if (!inScroller) { left = Math.max(left, 0); right = Math.min(right, view); }
     if (c.right <= right + 1 && c.left >= left - 1) continue;
     const span = mjx.closest('span.math') || mjx;
     let entry = seen.get(span);
