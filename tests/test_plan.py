@@ -524,3 +524,38 @@ def test_docstring_numbers_match_the_stored_runs():
     doc = plan_module.__doc__
     missing = [q for q in quoted if q not in doc]
     assert not missing, f"egmlib.plan's docstring lacks {missing}"
+
+
+def test_prep_share_pilot_chooses_one_half():
+    """The pilot stored in state_of_the_art/prep_pilot.csv (scripts/state_of_the_art.py
+    prep_pilot) reproduces the choice of prep_share = 1/2: among the add/remove shares
+    it tried, 1/2 has the smallest mean error at both settings; and the docstring's
+    account of the pilot (runs per setting, shares tried) is the stored design."""
+    import csv
+    from fractions import Fraction
+    from pathlib import Path
+
+    import egmlib.plan as plan_module
+
+    path = Path(__file__).resolve().parents[1] / "data" / "state_of_the_art" / "prep_pilot.csv"
+    with open(path) as fh:
+        rows = [r for r in csv.DictReader(fh) if r["accounting"] == "add_remove"]
+    doc = " ".join(plan_module.__doc__.split())
+    settings = {}
+    for r in rows:
+        s = settings.setdefault((r["experiment"], int(r["d"])), {})
+        s.setdefault(float(r["prep_share"]), {})[int(r["run"])] = float(r["error"])
+    assert set(settings) == {("gaussianC", 1024), ("gaussianB", 512)}
+    for (experiment, d), by_share in settings.items():
+        runs = {tuple(sorted(v)) for v in by_share.values()}
+        assert len(runs) == 1, "every share ran on the same runs"
+        shares = sorted(by_share)
+        names = [str(Fraction(x)) for x in shares]
+        listed = ", ".join(names[:-1]) + " and " + names[-1]
+        if experiment == "gaussianC":
+            listed = "the shares " + listed
+        quoted = f"{len(runs.pop())} runs at {experiment} ``d = {d}`` with {listed}"
+        assert quoted in doc, f"egmlib.plan's docstring lacks {quoted!r}"
+        means = {x: np.mean(list(v.values())) for x, v in by_share.items()}
+        assert min(means, key=means.get) == 0.5, (experiment, d, means)
+    assert "``prep_share=0.5``" in doc
