@@ -174,7 +174,10 @@ lab: $(STAMP)
 # PYTEST_ARGS passes more options, e.g. PYTEST_ARGS="-k hly".
 JOBS ?= auto
 PYTEST_ARGS ?=
-PYTEST := CFFCONVERT=$(abspath $(CFFCONVERT)) JUPYTER_PREFER_ENV_PATH=1 $(BIN)/python -m pytest \
+# tests/startup on PYTHONPATH: its sitecustomize defers a grammar that jsonschema's
+# import builds, about 3 CPU-s in every process that reads a notebook (see there).
+PYTEST := CFFCONVERT=$(abspath $(CFFCONVERT)) JUPYTER_PREFER_ENV_PATH=1 \
+  PYTHONPATH=$(abspath tests/startup)$(if $(PYTHONPATH),:$(PYTHONPATH)) $(BIN)/python -m pytest \
   --nbval --nbval-current-env --nbval-sanitize-with nbval_sanitize.cfg --durations=20 \
   -n $(JOBS) --dist loadgroup --no-loadscope-reorder
 

@@ -10,7 +10,10 @@ renders, in the HTML build,
 
 * a download link, when that PDF exists at build time; the PDF is then
   copied into the site, so the link works wherever the site is served;
-* otherwise a sentence saying how to build it (never a broken link).
+* otherwise nothing: a reader of the landing page is not told about the build
+  (issue 33, the student: "The PDF of the whole book is not part of this build"
+  was bookkeeping); README.md and the landing page's "Rerun" bullet say how
+  ``make pdf`` builds it.  Never a broken link.
 
 It renders nothing in the LaTeX build: the PDF does not link to itself.
 Pages that use the directive are re-read on every build, so the link appears
@@ -67,19 +70,15 @@ def _resolve(app, doctree, docname):
             node.parent.remove(node)
             continue
         pdf = built_pdf(app)
+        if not pdf.is_file():
+            node.parent.remove(node)
+            continue
         para = nodes.paragraph(classes=["pdf-download"])
-        if pdf.is_file():
-            # the PDF sits at the root of the site (relative_uri also suits dirhtml)
-            uri = relative_uri(app.builder.get_target_uri(docname), PDF_NAME)
-            para += nodes.strong("", "The whole book as one PDF: ")
-            para += nodes.reference("", PDF_NAME, refuri=uri, internal=False)
-            para += nodes.Text(f" ({_facts(pdf)}).")
-        else:
-            para += nodes.Text("The PDF of the whole book is not part of this build: ")
-            para += nodes.literal("", "make pdf")
-            para += nodes.Text(" makes it (it needs LaTeX), and ")
-            para += nodes.literal("", "make book")
-            para += nodes.Text(" then links it here.")
+        # the PDF sits at the root of the site (relative_uri also suits dirhtml)
+        uri = relative_uri(app.builder.get_target_uri(docname), PDF_NAME)
+        para += nodes.strong("", "The whole book as one PDF: ")
+        para += nodes.reference("", PDF_NAME, refuri=uri, internal=False)
+        para += nodes.Text(f" ({_facts(pdf)}).")
         node.replace_self(para)
 
 

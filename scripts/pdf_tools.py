@@ -10,7 +10,8 @@
     Fail if LaTeX reported an undefined reference or citation (they print as
     "??" in the PDF), pdfTeX a link to a missing destination, or no PDF was
     written; print the page count, and (as warnings) what sticks out of the
-    text block: overfull lines wider than ``OVERFULL_PT`` and figures taller
+    text block: overfull lines wider than ``OVERFULL_PT``, pages taller than
+    the text block by more than ``OVERFULL_VBOX_PT`` and figures taller
     than the page (``layout_problems``; tests/test_pdf_structure.py fails on them).
 """
 
@@ -25,7 +26,8 @@ from pathlib import Path
 # Debian package -> files of that package the build reads.
 NEEDED = {
     "latexmk": ["latexmk"],  # a program
-    "texlive-latex-recommended": ["pdflatex", "fancyvrb.sty", "cmap.sty", "booktabs.sty"],
+    "texlive-latex-recommended": ["pdflatex", "fancyvrb.sty", "cmap.sty", "booktabs.sty",
+                                  "etoolbox.sty"],
     "texlive-latex-extra": ["fncychap.sty", "titlesec.sty", "tabulary.sty", "varwidth.sty",
                             "wrapfig.sty", "capt-of.sty", "needspace.sty", "framed.sty", "upquote.sty"],
     "texlive-fonts-recommended": ["t1txtt.fd", "utmr8a.pfb"],
@@ -74,15 +76,24 @@ WRITTEN = re.compile(r"Output written on (.+?) \((\d+) pages?")
 OVERFULL = re.compile(r"^Overfull \\hbox \((\d+(?:\.\d+)?)pt too wide\) (.*?)$", re.M)
 FLOAT_TOO_LARGE = re.compile(r"LaTeX Warning: Float too large for page by (\d+(?:\.\d+)?)pt on input line (\d+)")
 OVERFULL_PT = 1.0  # TeX's own tolerance is 0.1 pt; below 1 pt nothing shows
+# A page whose material is taller than the text block: TeX sets it anyway and its last
+# lines run towards the footer (issue 33: a box 23.9 pt too high, two lines, its output
+# orphaned on the next page).  Below half a line (the 12 pt baseline) the last line stays
+# clear of the footer: a box ending in a display equation runs 4.4 pt over (chapter 9).
+OVERFULL_VBOX = re.compile(r"^Overfull \\vbox \((\d+(?:\.\d+)?)pt too high\) (.*?)$", re.M)
+OVERFULL_VBOX_PT = 6.0
 
 
 def layout_problems(log: str) -> list[str]:
     """What sticks out of the text block, from a LaTeX log: lines (hboxes) more than
-    OVERFULL_PT too wide (text past the right margin) and floats taller than the page
-    (a figure whose caption runs over the footer)."""
+    OVERFULL_PT too wide (text past the right margin), pages (vboxes) more than
+    OVERFULL_VBOX_PT too high (a last line in the footer) and floats taller than the
+    page (a figure whose caption runs over the footer)."""
     joined = re.sub(r"(?m)^(.{79})\n", r"\1", log)
     out = [f"overfull line, {float(pt):.1f} pt too wide, {where}"
            for pt, where in OVERFULL.findall(joined) if float(pt) > OVERFULL_PT]
+    out += [f"overfull page, {float(pt):.1f} pt too high, {where}"
+            for pt, where in OVERFULL_VBOX.findall(joined) if float(pt) > OVERFULL_VBOX_PT]
     out += [f"float too large for the page by {pt} pt (input line {line})"
             for pt, line in FLOAT_TOO_LARGE.findall(joined)]
     return out

@@ -154,3 +154,35 @@ def test_installed_environment_is_the_lock():
     assert not wrong, f"installed != lock (lock, installed): {wrong}; `rm -rf {sys.prefix}` and `make venv`"
     extra = set(installed) - set(locked) - NOT_LOCKED
     assert not extra, f"installed but not in the lock: {sorted(extra)}; `rm -rf {sys.prefix}` and `make venv`"
+
+
+STARTUP = ROOT / "tests" / "startup"
+IRIS = ["http://example.org/a?b#c", "urn:isbn:0451450523", "http://[bad", "a b", "http://ex.org/é", "//no-scheme"]
+
+
+def test_make_test_defers_the_iri_grammar_and_checks_the_same():
+    """tests/startup/sitecustomize.py (on PYTHONPATH in `make test`, the Makefile):
+    importing jsonschema no longer builds rfc3987_syntax's grammar (Lark not
+    imported), and jsonschema's "iri" and "iri-reference" checks, which then load
+    the real module, give the real module's verdicts."""
+    import os
+    import subprocess
+
+    assert f"PYTHONPATH={STARTUP.relative_to(ROOT)}" in (ROOT / "Makefile").read_text().replace(
+        "$(abspath tests/startup)", "tests/startup")
+    script = f"""
+import sys, jsonschema
+assert "lark" not in sys.modules and sys.modules["rfc3987_syntax"].__egm_deferred__
+checker = jsonschema.FormatChecker()
+seen = [[checker.conforms(iri, form) for form in ("iri", "iri-reference")] for iri in {IRIS!r}]
+real = sys.modules["rfc3987_syntax"]
+assert "lark" in sys.modules and not getattr(real, "__egm_deferred__", False)
+assert seen == [[real.is_valid_syntax(rule, iri) for rule in ("iri", "iri_reference")] for iri in {IRIS!r}]
+print(seen)
+"""
+    env = dict(os.environ, PYTHONPATH=str(STARTUP))
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, timeout=120)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    # a good IRI passes and a bad one fails, so the check is not vacuous
+    assert proc.stdout.strip() == str([[True, True], [True, True], [False, False], [False, False],
+                                       [True, True], [False, True]]), proc.stdout

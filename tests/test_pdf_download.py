@@ -2,8 +2,8 @@
 
 A two-page Sphinx project, built in a temporary directory, with and without a
 PDF beside the HTML output: the link appears, points to a file of the site and
-is relative from nested pages; without a PDF there is no link at all, and the
-LaTeX build renders nothing.
+is relative from nested pages; without a PDF there is no link and no sentence
+about the build (nothing at all), and the LaTeX build renders nothing.
 """
 
 from __future__ import annotations
@@ -76,7 +76,8 @@ def test_no_broken_link_without_the_pdf(tmp_path):
     out = _build(tmp_path)
     top = (out / "index.html").read_text()
     assert "egm-book.pdf" not in top
-    assert "not part of this build" in top and '<span class="pre">pdf</span>' in top
+    # no bookkeeping sentence for the reader either (issue 33): nothing at all
+    assert "pdf-download" not in top and "make pdf" not in top and " PDF" not in top
     assert not (out / "egm-book.pdf").exists()
 
 
@@ -94,7 +95,7 @@ def test_the_link_appears_on_the_next_build(tmp_path):
 def test_nothing_in_the_latex_build(tmp_path, pdf):
     out = _build(tmp_path, builder="latex", pdf=pdf)
     tex = (out / "x.tex").read_text()
-    assert "egm-book.pdf" not in tex and "not part of this build" not in tex
+    assert "egm-book.pdf" not in tex and "pdf-download" not in tex
 
 
 def _pdf_tools():

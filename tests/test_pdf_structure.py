@@ -355,19 +355,29 @@ Overfull \\hbox (9.69247pt too wide) in paragraph at lines 19228--19228
 Overfull \\hbox (0.889pt too wide) in paragraph at lines 18943--18943
 
 LaTeX Warning: Float too large for page by 48.18pt on input line 5946.
+
+Overfull \\vbox (23.92827pt too high) detected at line 12162
+ []
+
+Overfull \\vbox (1.5669pt too high) detected at line 2452
 """
 
 
 def test_layout_problems_found_in_a_log():
     problems = pdf_tools().layout_problems(BAD_LOG)
-    assert len(problems) == 2  # the 0.9 pt line is within the tolerance
+    assert len(problems) == 3  # the 0.9 pt line and the 1.6 pt page are within the tolerances
+    assert pdf_tools().OVERFULL_VBOX_PT == 6.0  # half a line
     assert problems[0].startswith("overfull line, 9.7 pt too wide, in paragraph at lines 19228")
-    assert problems[1] == "float too large for the page by 48.18 pt (input line 5946)"
+    assert problems[1] == "overfull page, 23.9 pt too high, detected at line 12162"
+    assert problems[2] == "float too large for the page by 48.18 pt (input line 5946)"
     assert pdf_tools().layout_problems("Overfull \\vbox (2pt too high) has occurred\n") == []
+    assert pdf_tools().layout_problems("Overfull \\vbox (6.5pt too high) has occurred while "
+                                       "\\output is active\n") != []
 
 
 def test_pdf_nothing_sticks_out_of_the_text_block(compiled_pdf):
     """No line more than 1 pt too wide (the notation table's narrow columns were 9.7 pt),
+    no page more than 6 pt (half a line) too high (a box 23.9 pt into the footer, issue 33),
     no figure taller than the page (captions printed over the footer)."""
     log = (compiled_pdf / "egm-book.log").read_text(encoding="latin-1")
     assert pdf_tools().layout_problems(log) == []
