@@ -382,9 +382,69 @@ WIDE = """(() => {
                  box: Math.round(b.right - b.left)});
     }
   }
+  // Issue 33 item 1 (inline): every inline formula (a MathJax container that
+  // is not a display; _ext/mathjax_prerender.py cuts a long one into pieces
+  // after its relations, each its own container) whose typeset content reaches
+  // past the right (or left) edge of the room it has: the content box of the
+  // block it stands in (its paragraph, list item, table cell), the window, and
+  // every box around it that clips or scrolls, the formula's own included (a
+  // formula that book_fixes.js lets scroll in a box of its own is wider than
+  // its line: it must be a display, not inline).  One entry per formula (the
+  // span Sphinx wrote around its pieces), with how many of its pieces stick out.
+  const inline = [], seen = new Map();
+  const content = (el, r) => { const s = getComputedStyle(el);
+    return {left: r.left + el.clientLeft + parseFloat(s.paddingLeft),
+            right: r.left + el.clientLeft + el.clientWidth - parseFloat(s.paddingRight)}; };
+  for (const mjx of document.querySelectorAll('mjx-container:not([display="true"])')) {
+    const math = mjx.querySelector('mjx-math');
+    if (!math) continue;
+    const c = math.getBoundingClientRect();
+    if (c.width === 0) continue;  // not laid out (hidden)
+    if (mjx.closest('nav, header, .bd-sidebar-primary, .bd-sidebar-secondary')) continue;  // the text, not the drawers
+    let left = -Infinity, right = Infinity, inScroller = false;
+    let block = mjx.parentElement;
+    while (block && getComputedStyle(block).display === 'inline') block = block.parentElement;
+    if (block) { const r = content(block, block.getBoundingClientRect());
+      left = Math.max(left, r.left); right = Math.min(right, r.right); }
+    for (let a = mjx; a && a !== document.body; a = a.parentElement) {
+      const overflow = getComputedStyle(a).overflowX;
+      if (overflow === 'visible') continue;
+      // a formula in a table (or an output) that scrolls sideways as a whole
+      // is measured against its cell only: the box may be scrolled anywhere
+      if (a !== mjx && ['auto', 'scroll'].includes(overflow)) { inScroller = true; break; }
+      const r = a.getBoundingClientRect();
+      left = Math.max(left, r.left + a.clientLeft); right = Math.min(right, r.left + a.clientLeft + a.clientWidth);
+    }
+    if (!inScroller) { left = Math.max(left, 0); right = Math.min(right, view); }
+    if (c.right <= right + 1 && c.left >= left - 1) continue;
+    const span = mjx.closest('span.math') || mjx;
+    let entry = seen.get(span);
+    if (!entry) {
+      const text = [...span.querySelectorAll('mjx-assistive-mml')].map(m => m.textContent).join(' ')
+        .replace(/\\s+/g, ' ').trim();
+      const section = span.closest('section[id], div[id]');
+      entry = {text: text.slice(0, 60), pieces: 0, over: 0, room: Math.round(right - left),
+               where: section ? section.id : ''};
+      seen.set(span, entry);
+      inline.push(entry);
+    }
+    entry.pieces += 1;
+    entry.over = Math.max(entry.over, Math.round(Math.max(c.right - right, left - c.left)));
+  }
+  // Code a reader is shown (a cell's input, a code block) wider than its box
+  // (it scrolls, with a cue): the box, by its longest line (the quickstart's
+  // code must fit a phone, issue 33 item 1).
+  const code = [];
+  for (const pre of document.querySelectorAll('div.highlight pre')) {
+    if (pre.clientWidth === 0 || pre.scrollWidth <= pre.clientWidth + 1) continue;
+    const lines = pre.textContent.split('\\n');
+    const longest = lines.reduce((a, b) => (b.length > a.length ? b : a), '');
+    code.push({line: longest.trim().slice(0, 60), chars: longest.length,
+               width: pre.scrollWidth, box: pre.clientWidth});
+  }
   for (const d of opened) d.open = false;
   for (const el of hidden) el.classList.add('toggle-hidden');
-  return wide;
+  return {display: wide, inline: inline, code: code};
 })()"""
 WIDE_EQUATIONS = 10  # at most this many display equations of the book scroll at 390 px
 
@@ -438,13 +498,15 @@ def _seen(browser: _DevTools) -> dict:
     dom = browser.evaluate("document.documentElement.outerHTML")
     overflow = browser.evaluate(OVERFLOW)
     equations = equation_problems(browser)
-    wide = browser.evaluate(WIDE) if browser.evaluate("document.documentElement.clientWidth") < 600 else []
+    phone = browser.evaluate("document.documentElement.clientWidth") < 600
+    wide = browser.evaluate(WIDE) if phone else {"display": [], "inline": [], "code": []}
     browser.evaluate("new Promise(r => setTimeout(r, 0)).then(() => true)")  # late messages in
     return {"formulas": dom.count("<mjx-container"), "raw_tex": len(RAW_TEX.findall(dom)),
             "math": bool(MATH.search(dom)),
             "console": [p for p in map(_problem, browser.events) if p],
             "view": overflow["view"], "wide": overflow["wide"], "culprits": overflow["culprits"],
-            "equations": equations, "wide_equations": wide,
+            "equations": equations, "wide_equations": wide["display"], "wide_inline": wide["inline"],
+            "wide_code": wide["code"],
             # issue 33 item 10: the page's own timeline (TIMING)
             "typeset_ms": browser.evaluate("window.__egmTypeset || null"), "thread_s": thread,
             "client_typeset": browser.evaluate(CLIENT_TYPESET)}
@@ -627,12 +689,14 @@ def speed_and_width(report: dict, load: tuple[float, ...] | None = None) -> dict
     ``cpu``, the CPU seconds of the browser's renderers (``renderer_time``) in
     the same span.  ``load``: the machine's load average while the check ran,
     printed with them (the wall clock grows with it)."""
-    wide, times, client, cpu = [], {}, {}, {}
+    wide, inline, code, times, client, cpu = [], [], [], {}, {}, {}
     for rel, verdict in report.items():
         seen = verdict.get("widths", {}).get(str(LOAD_WIDTH))
         if not seen:
             continue
         wide += [dict(page=rel, **w) for w in seen.get("wide_equations", [])]
+        inline += [dict(page=rel, **w) for w in seen.get("wide_inline", [])]
+        code += [dict(page=rel, **w) for w in seen.get("wide_code", [])]
         if seen.get("typeset_ms") is not None:
             times[rel] = seen["typeset_ms"] / 1000
         client[rel] = seen.get("client_typeset", 0)
@@ -644,6 +708,21 @@ def speed_and_width(report: dict, load: tuple[float, ...] | None = None) -> dict
              f" (at most {WIDE_EQUATIONS})"]
     lines += [f"  {w['page']} {w['label'] or w['text']!r}: {w['width']} px in {w['box']} px"
               for w in wide]
+    per_page = {}
+    for w in inline:
+        per_page[w["page"]] = per_page.get(w["page"], 0) + 1
+    lines.append(f"inline formulas past the edge of their column at {LOAD_WIDTH} px: {len(inline)}"
+                 f" ({sum(w['pieces'] for w in inline)} pieces) on {len(per_page)} pages (must be 0)"
+                 + ("; " + ", ".join(f"{r} {n}" for r, n in sorted(per_page.items(), key=lambda kv: -kv[1]))
+                    if per_page else ""))
+    lines += [f"  {w['page']} #{w['where']} {w['text']!r}: {w['pieces']} piece(s), {w['over']} px past"
+              f" {w['room']} px" for w in inline]
+    code_pages = {}
+    for w in code:
+        code_pages[w["page"]] = code_pages.get(w["page"], 0) + 1
+    lines.append(f"code boxes wider than their box at {LOAD_WIDTH} px (they scroll): {len(code)}"
+                 + ("; " + ", ".join(f"{r} {n}" for r, n in sorted(code_pages.items(), key=lambda kv: -kv[1]))
+                    if code_pages else ""))
     # the two measures of the same span, each with its median and slowest pages:
     # the clock a reader waits (the page's own timeline), which grows with the
     # other jobs on the machine, and the renderers' CPU, which hardly does
@@ -659,7 +738,7 @@ def speed_and_width(report: dict, load: tuple[float, ...] | None = None) -> dict
         lines.append("machine load (1-minute average) at the start and end of the check: "
                      + " and ".join(f"{x:.1f}" for x in load))
     lines.append(f"formulas left to the browser's MathJax: {sum(client.values())}")
-    return {"wide": wide, "times": times, "median": median, "client": client, "cpu": cpu,
+    return {"wide": wide, "inline": inline, "code": code, "times": times, "median": median, "client": client, "cpu": cpu,
             "text": "\n".join(lines)}
 
 

@@ -100,7 +100,11 @@
   // is glued to it: the browser may break the line after MathJax's box, and
   // on a phone a line then began with the colon or comma (the errata at
   // 390 px, issue 26 item 9).  A formula too wide for its line is unglued
-  // again by fit(), so that it can scroll in its own box.
+  // again by fit(), so that it can scroll in its own box.  Only the formula's
+  // last piece is glued (a long formula comes in pieces, with a place to break
+  // after each relation: _ext/mathjax_prerender.py): the punctuation moves into
+  // Sphinx's <span class="math"> beside it, so that the other places to break
+  // stay (a whole formula that did not break ran past the column, issue 33 item 1).
   const PUNCT = /^[.,;:!?)\]\u2019\u201d]+/;
   function glue() {
     for (const mjx of document.querySelectorAll('mjx-container:not([display="true"])')) {
@@ -110,19 +114,19 @@
       const next = m.nextSibling;
       if (!next || next.nodeType !== Node.TEXT_NODE) continue;
       const hit = PUNCT.exec(next.data);
-      if (!hit || (m.parentElement && m.parentElement.classList.contains("egm-nobr"))) continue;
+      if (!hit || (up && up.classList.contains("egm-nobr"))) continue;
       const span = document.createElement("span");
       span.className = "egm-nobr";
       span.style.whiteSpace = "nowrap";
-      m.parentNode.insertBefore(span, m);
-      span.appendChild(m);
+      mjx.parentNode.insertBefore(span, mjx);
+      span.appendChild(mjx);
       next.data = next.data.slice(hit[0].length);
       span.appendChild(document.createTextNode(hit[0]));
     }
   }
   function unglueWide(inline) {
     for (const m of inline) {
-      const up = m.parentElement, span = up && up.matches("span.math") ? up.parentElement : up;
+      const span = m.parentElement;
       if (span && span.matches("span.egm-nobr")) {
         span.style.whiteSpace = m.classList.contains("egm-wide-inline") ? "normal" : "nowrap";
       }
