@@ -119,19 +119,27 @@ NOWRAP = re.compile(r"(<div[^>]*>\s*)(.*)(</div>\s*)\Z", re.S)
 
 
 RELATIONS = ("=", "<", ">", r"\le", r"\leq", r"\ge", r"\geq", r"\ne", r"\neq", r"\approx",
-             r"\equiv", r"\propto", r"\sim", r"\to", r"\lt", r"\gt")
+             r"\equiv", r"\propto", r"\sim", r"\to", r"\lt", r"\gt",
+             r"\iff", r"\implies", r"\Rightarrow", r"\Leftrightarrow", r"\gets", r"\leftarrow",
+             r"\mapsto", r"\in")
+# TeX also breaks an inline formula after a binary operator (at a higher cost
+# than after a relation), where the operator stands between two operands
+# (issue 33 item 1: "a + b" may end a line after the "+", "-x" or "(-x" may not)
+BINARY = ("+", "-", r"\cdot", r"\times", r"\odot", r"\pm", r"\mp")
 SPLIT_FROM = 30  # TeX characters: shorter inline formulas stay whole
 
 
 def split_inline(tex: str) -> list[str]:
-    """An inline formula cut after each relation outside braces, \\left..\\right and
-    environments, as TeX breaks a formula across lines (MathJax 3 does not break
-    inline maths: on a phone a long one ran past the column or had to scroll,
-    issue 33 item 1).  Each piece but the last ends with ``{}``, so that the
-    relation keeps its space on the right.  Short formulas stay whole."""
+    """An inline formula cut after each relation and each binary operator
+    between two operands, outside braces, \\left..\\right and environments, as
+    TeX breaks a formula across lines (MathJax 3 does not break inline maths: on
+    a phone a long one ran past the column or had to scroll, issue 33 item 1).
+    Each piece but the last ends with ``{}``, so that the relation or operator
+    keeps its space on the right.  Short formulas stay whole."""
     if len(tex) < SPLIT_FROM:
         return [tex]
     pieces, depth, start, i = [], 0, 0, 0
+    brackets, bars = 0, 0  # open (, [, \{ and |...| (a binary operator in them does not break)
     while i < len(tex):
         c = tex[i]
         if c == "\\":
@@ -140,14 +148,26 @@ def split_inline(tex: str) -> list[str]:
                 depth += 1
             elif name in (r"\right", r"\end"):
                 depth -= 1
+            brackets += name in (r"\{", r"\lvert", r"\lVert", r"\langle")
+            brackets -= name in (r"\}", r"\rvert", r"\rVert", r"\rangle")
+            bars += name == r"\|"
             i += len(name)
             token = name
         else:
             depth += c == "{"
             depth -= c == "}"
+            brackets += c in "(["
+            brackets -= c in ")]"
+            bars += c == "|"
             i += 1
             token = c
-        if depth == 0 and token in RELATIONS and tex[start:i - len(token)].strip():
+        before = tex[start:i - len(token)].strip()
+        # a binary operator between two operands (not a sign: after an opening
+        # bracket, a comma, a relation or another operator)
+        macro = re.search(r"\\[A-Za-z]+$", before)
+        binary = (token in BINARY and brackets == 0 and bars % 2 == 0 and before and before[-1] not in "([{,|=<>+-:"
+                  and not (macro and macro.group(0) in RELATIONS + BINARY + (r"\left", r"\quad", r"\qquad")))
+        if depth == 0 and (token in RELATIONS or binary) and before:
             rest = tex[i:]
             nxt = rest.lstrip()[:1]
             # not before another relation (":=", "<=") or a script of the relation, not at the end

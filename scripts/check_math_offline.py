@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import functools
 import http.server
+import os
 import re
 import shutil
 import subprocess
@@ -55,9 +56,16 @@ def _chromium(args: list[str], with_log: bool = False):
     exe = shutil.which("chromium") or shutil.which("chromium-browser")
     if exe is None:
         raise SystemExit("chromium not found (apt-get install chromium)")
-    with tempfile.TemporaryDirectory() as profile:
-        proc = subprocess.run([exe, *FLAGS, f"--user-data-dir={profile}", *args],
-                              capture_output=True, text=True, timeout=240)
+    # its profile and its temporary files (TMPDIR: its singleton socket,
+    # org.chromium.Chromium.*) in a directory removed when it has ended
+    base = tempfile.gettempdir()  # a short name: the socket's path has at most 107 bytes
+    with tempfile.TemporaryDirectory(prefix="egm-c-", dir=base if len(base) <= 40 else "/tmp",
+                                     ignore_cleanup_errors=True) as profile:
+        own_tmp = Path(profile) / "t"
+        own_tmp.mkdir()
+        proc = subprocess.run([exe, *FLAGS, f"--user-data-dir={Path(profile) / 'p'}", *args],
+                              capture_output=True, text=True, timeout=240,
+                              env={**os.environ, "TMPDIR": str(own_tmp)})
     return (proc.stdout, proc.stderr) if with_log else proc.stdout
 
 

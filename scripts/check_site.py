@@ -19,14 +19,20 @@ formulas again, which is most of a load's cost.  It fails on
     scroll in a box of its own.
 It also lists, at 390 px, every display equation wider than its box (folds
 opened; issue 33 item 1: the book may have at most ``WIDE_EQUATIONS``), and
-measures each page's time from navigation to typeset maths in the page's own
-timeline (``TIMING``), and how many formulas the page leaves to a MathJax in the
-browser (none: the maths is typeset at build time, _ext/mathjax_prerender.py);
-the last lines of its output say both, with the slowest pages (issue 33 item 10).
+measures each page's time from navigation to typeset maths twice: by the clock,
+in the page's own timeline (``TIMING``: what a reader waits, which grows with
+the other jobs on the machine; the check prints the machine's load with it), and
+as the CPU seconds of the browser's renderers in the same span
+(``renderer_time``: what the page costs, which hardly does), and how many
+formulas the page leaves to a MathJax in the browser (none: the maths is typeset
+at build time, _ext/mathjax_prerender.py); the last lines of its output say
+these, with the median and the slowest pages (issue 33 item 10).
 ``--json FILE`` writes the verdict of every page and width.
 
 With ``--screenshots DIR`` (``make screenshots``, a review tool, not a test),
-each page is also photographed whole at both widths: ``<page>.w1280.<k>.png``
+each page is also photographed whole at both widths (laid out whole first: the
+sections the browser lays out lazily have an estimated height until then):
+``<page>.w1280.<k>.png``
 and ``<page>.w390.<k>.png``, the page cut into strips (``STRIP`` px high) laid
 side by side, ``COLUMNS`` strips to a sheet, so that a reviewer can look at every
 page at both widths, top to bottom.
@@ -76,6 +82,14 @@ TIMEOUT = 600  # s for one answer of the browser (a long page on a machine share
 HARMLESS = ("Got invalid theme mode: . Resetting to auto.",)
 
 
+def browser_tmp() -> str:
+    """The folder for a browser's temporary files: the system's (TMPDIR), unless
+    its name is too long for the browser's singleton socket (a Unix socket's
+    path has at most 107 bytes; Chromium's adds about 60 to it), then /tmp."""
+    base = tempfile.gettempdir()
+    return base if len(base) <= 40 else "/tmp"
+
+
 class _DevTools:
     """One headless Chromium, driven through its DevTools protocol over a pipe
     (``--remote-debugging-pipe``: the browser reads commands on fd 3 and writes
@@ -85,7 +99,13 @@ class _DevTools:
         exe = shutil.which("chromium") or shutil.which("chromium-browser")
         if exe is None:
             raise SystemExit("chromium not found (apt-get install chromium)")
-        self.profile = tempfile.TemporaryDirectory(ignore_cleanup_errors=True)
+        # The browser's profile and its temporary files (TMPDIR: its singleton
+        # socket and lock, org.chromium.Chromium.*, 576 of them were left in /tmp,
+        # one a launch) in one directory that close() removes.
+        self.profile = tempfile.TemporaryDirectory(prefix="egm-c-", dir=browser_tmp(),
+                                                   ignore_cleanup_errors=True)
+        own_tmp = Path(self.profile.name) / "t"
+        own_tmp.mkdir()
         to_browser, self._send = os.pipe()
         self._receive, from_browser = os.pipe()
 
@@ -96,10 +116,10 @@ class _DevTools:
             os.dup2(write, 4)
 
         self.proc = subprocess.Popen(
-            [exe, *FLAGS, f"--user-data-dir={self.profile.name}", "--remote-debugging-pipe",
+            [exe, *FLAGS, f"--user-data-dir={Path(self.profile.name) / 'p'}", "--remote-debugging-pipe",
              "--hide-scrollbars", f"--window-size={width},900", "about:blank"],
             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-            close_fds=False, preexec_fn=pipes_as_3_and_4)
+            close_fds=False, preexec_fn=pipes_as_3_and_4, env={**os.environ, "TMPDIR": str(own_tmp)})
         os.close(to_browser)
         os.close(from_browser)
         self._buffer = b""
@@ -158,17 +178,29 @@ class _DevTools:
         return answer["result"].get("value")
 
     def close(self) -> None:
+        """Close the browser as a reader would (Browser.close: it removes its own
+        singleton files), or stop it if it does not answer; then remove its
+        profile and temporary files (nothing of it is left behind)."""
+        if self.proc.poll() is None:
+            try:
+                self.next_id += 1
+                os.write(self._send, json.dumps({"id": self.next_id, "method": "Browser.close"}).encode() + b"\0")
+            except OSError:
+                pass
         for fd in (self._send, self._receive):
             try:
                 os.close(fd)
             except OSError:
                 pass
-        self.proc.terminate()
         try:
             self.proc.wait(timeout=20)
         except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait()
+            self.proc.terminate()
+            try:
+                self.proc.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
         self.profile.cleanup()
 
 
@@ -181,13 +213,17 @@ SETTLE = ("(window.MathJax && MathJax.startup && MathJax.startup.promise"
 # Issue 33 item 10: from navigation to typeset maths, in the page's own
 # timeline (performance.now() counts from the navigation's start): the moment
 # the load event has come, MathJax (if the page still loads it) has typeset
-# every formula, and the fonts are in.  Installed in every new document before
-# its own scripts run (Page.addScriptToEvaluateOnNewDocument).
+# every formula, and the fonts are in, and the browser has drawn the next frame
+# (what the page's scripts did at the load event is laid out and painted: the
+# reader sees the maths).  Installed in every new document before its own
+# scripts run (Page.addScriptToEvaluateOnNewDocument).  A clock: on a machine
+# shared with other jobs it grows with their load (the check prints the load).
 TIMING = """window.__egmTypeset = null;
 addEventListener('load', () => {
   const mj = window.MathJax;
   const typeset = mj && mj.startup && mj.startup.promise ? mj.startup.promise : Promise.resolve();
   typeset.then(() => document.fonts.ready)
+    .then(() => new Promise(r => requestAnimationFrame(() => setTimeout(r, 0))))
     .then(() => { window.__egmTypeset = Math.round(performance.now()); });
 });"""
 
@@ -346,9 +382,69 @@ WIDE = """(() => {
                  box: Math.round(b.right - b.left)});
     }
   }
+  // Issue 33 item 1 (inline): every inline formula (a MathJax container that
+  // is not a display; _ext/mathjax_prerender.py cuts a long one into pieces
+  // after its relations, each its own container) whose typeset content reaches
+  // past the right (or left) edge of the room it has: the content box of the
+  // block it stands in (its paragraph, list item, table cell), the window, and
+  // every box around it that clips or scrolls, the formula's own included (a
+  // formula that book_fixes.js lets scroll in a box of its own is wider than
+  // its line: it must be a display, not inline).  One entry per formula (the
+  // span Sphinx wrote around its pieces), with how many of its pieces stick out.
+  const inline = [], seen = new Map();
+  const content = (el, r) => { const s = getComputedStyle(el);
+    return {left: r.left + el.clientLeft + parseFloat(s.paddingLeft),
+            right: r.left + el.clientLeft + el.clientWidth - parseFloat(s.paddingRight)}; };
+  for (const mjx of document.querySelectorAll('mjx-container:not([display="true"])')) {
+    const math = mjx.querySelector('mjx-math');
+    if (!math) continue;
+    const c = math.getBoundingClientRect();
+    if (c.width === 0) continue;  // not laid out (hidden)
+    if (mjx.closest('nav, header, .bd-sidebar-primary, .bd-sidebar-secondary')) continue;  // the text, not the drawers
+    let left = -Infinity, right = Infinity, inScroller = false;
+    let block = mjx.parentElement;
+    while (block && getComputedStyle(block).display === 'inline') block = block.parentElement;
+    if (block) { const r = content(block, block.getBoundingClientRect());
+      left = Math.max(left, r.left); right = Math.min(right, r.right); }
+    for (let a = mjx; a && a !== document.body; a = a.parentElement) {
+      const overflow = getComputedStyle(a).overflowX;
+      if (overflow === 'visible') continue;
+      // a formula in a table (or an output) that scrolls sideways as a whole
+      // is measured against its cell only: the box may be scrolled anywhere
+      if (a !== mjx && ['auto', 'scroll'].includes(overflow)) { inScroller = true; break; }
+      const r = a.getBoundingClientRect();
+      left = Math.max(left, r.left + a.clientLeft); right = Math.min(right, r.left + a.clientLeft + a.clientWidth);
+    }
+    if (!inScroller) { left = Math.max(left, 0); right = Math.min(right, view); }
+    if (c.right <= right + 1 && c.left >= left - 1) continue;
+    const span = mjx.closest('span.math') || mjx;
+    let entry = seen.get(span);
+    if (!entry) {
+      const text = [...span.querySelectorAll('mjx-assistive-mml')].map(m => m.textContent).join(' ')
+        .replace(/\\s+/g, ' ').trim();
+      const section = span.closest('section[id], div[id]');
+      entry = {text: text.slice(0, 60), pieces: 0, over: 0, room: Math.round(right - left),
+               where: section ? section.id : ''};
+      seen.set(span, entry);
+      inline.push(entry);
+    }
+    entry.pieces += 1;
+    entry.over = Math.max(entry.over, Math.round(Math.max(c.right - right, left - c.left)));
+  }
+  // Code a reader is shown (a cell's input, a code block) wider than its box
+  // (it scrolls, with a cue): the box, by its longest line (the quickstart's
+  // code must fit a phone, issue 33 item 1).
+  const code = [];
+  for (const pre of document.querySelectorAll('div.highlight pre')) {
+    if (pre.clientWidth === 0 || pre.scrollWidth <= pre.clientWidth + 1) continue;
+    const lines = pre.textContent.split('\\n');
+    const longest = lines.reduce((a, b) => (b.length > a.length ? b : a), '');
+    code.push({line: longest.trim().slice(0, 60), chars: longest.length,
+               width: pre.scrollWidth, box: pre.clientWidth});
+  }
   for (const d of opened) d.open = false;
   for (const el of hidden) el.classList.add('toggle-hidden');
-  return wide;
+  return {display: wide, inline: inline, code: code};
 })()"""
 WIDE_EQUATIONS = 10  # at most this many display equations of the book scroll at 390 px
 
@@ -402,13 +498,15 @@ def _seen(browser: _DevTools) -> dict:
     dom = browser.evaluate("document.documentElement.outerHTML")
     overflow = browser.evaluate(OVERFLOW)
     equations = equation_problems(browser)
-    wide = browser.evaluate(WIDE) if browser.evaluate("document.documentElement.clientWidth") < 600 else []
+    phone = browser.evaluate("document.documentElement.clientWidth") < 600
+    wide = browser.evaluate(WIDE) if phone else {"display": [], "inline": [], "code": []}
     browser.evaluate("new Promise(r => setTimeout(r, 0)).then(() => true)")  # late messages in
     return {"formulas": dom.count("<mjx-container"), "raw_tex": len(RAW_TEX.findall(dom)),
             "math": bool(MATH.search(dom)),
             "console": [p for p in map(_problem, browser.events) if p],
             "view": overflow["view"], "wide": overflow["wide"], "culprits": overflow["culprits"],
-            "equations": equations, "wide_equations": wide,
+            "equations": equations, "wide_equations": wide["display"], "wide_inline": wide["inline"],
+            "wide_code": wide["code"],
             # issue 33 item 10: the page's own timeline (TIMING)
             "typeset_ms": browser.evaluate("window.__egmTypeset || null"), "thread_s": thread,
             "client_typeset": browser.evaluate(CLIENT_TYPESET)}
@@ -496,6 +594,11 @@ def screenshots(url: str, width: int, stem: Path) -> list[Path]:
             " { position: static !important; }';"
             " document.head.appendChild(s); })"
             ".then(() => new Promise(r => setTimeout(r, 500))).then(() => true)"))
+        # the sections the browser lays out lazily (content-visibility, book_fixes.css)
+        # stand in with an estimated height until laid out: the page's height was an
+        # estimate, and the strips stopped about halfway down a long page.  Laid out
+        # whole first (with every formula fixed, as the checks measure it).
+        browser.evaluate(WHOLE_PAGE)
         height = int(browser.call("Page.getLayoutMetrics")["cssContentSize"]["height"])
         strips = []
         for top in range(0, height, STRIP):
@@ -578,16 +681,22 @@ def verdict(result: dict, width: int) -> list[str]:
     return problems
 
 
-def speed_and_width(report: dict) -> dict:
+def speed_and_width(report: dict, load: tuple[float, ...] | None = None) -> dict:
     """Issue 33 items 1 and 10 over the pages of ``report``: the display
     equations that scroll at 390 px, and each page's time from navigation to
-    typeset maths (at its load, 390 px), with the median and the slowest pages."""
-    wide, times, client, cpu = [], {}, {}, {}
+    typeset maths (at its load, 390 px), with the median and the slowest pages,
+    twice: ``times``, the wall clock (the page's own timeline, ``TIMING``), and
+    ``cpu``, the CPU seconds of the browser's renderers (``renderer_time``) in
+    the same span.  ``load``: the machine's load average while the check ran,
+    printed with them (the wall clock grows with it)."""
+    wide, inline, code, times, client, cpu = [], [], [], {}, {}, {}
     for rel, verdict in report.items():
         seen = verdict.get("widths", {}).get(str(LOAD_WIDTH))
         if not seen:
             continue
         wide += [dict(page=rel, **w) for w in seen.get("wide_equations", [])]
+        inline += [dict(page=rel, **w) for w in seen.get("wide_inline", [])]
+        code += [dict(page=rel, **w) for w in seen.get("wide_code", [])]
         if seen.get("typeset_ms") is not None:
             times[rel] = seen["typeset_ms"] / 1000
         client[rel] = seen.get("client_typeset", 0)
@@ -599,15 +708,37 @@ def speed_and_width(report: dict) -> dict:
              f" (at most {WIDE_EQUATIONS})"]
     lines += [f"  {w['page']} {w['label'] or w['text']!r}: {w['width']} px in {w['box']} px"
               for w in wide]
+    per_page = {}
+    for w in inline:
+        per_page[w["page"]] = per_page.get(w["page"], 0) + 1
+    lines.append(f"inline formulas past the edge of their column at {LOAD_WIDTH} px: {len(inline)}"
+                 f" ({sum(w['pieces'] for w in inline)} pieces) on {len(per_page)} pages (must be 0)"
+                 + ("; " + ", ".join(f"{r} {n}" for r, n in sorted(per_page.items(), key=lambda kv: -kv[1]))
+                    if per_page else ""))
+    lines += [f"  {w['page']} #{w['where']} {w['text']!r}: {w['pieces']} piece(s), {w['over']} px past"
+              f" {w['room']} px" for w in inline]
+    code_pages = {}
+    for w in code:
+        code_pages[w["page"]] = code_pages.get(w["page"], 0) + 1
+    lines.append(f"code boxes wider than their box at {LOAD_WIDTH} px (they scroll): {len(code)}"
+                 + ("; " + ", ".join(f"{r} {n}" for r, n in sorted(code_pages.items(), key=lambda kv: -kv[1]))
+                    if code_pages else ""))
+    # the two measures of the same span, each with its median and slowest pages:
+    # the clock a reader waits (the page's own timeline), which grows with the
+    # other jobs on the machine, and the renderers' CPU, which hardly does
     if times:
-        lines.append(f"navigation to typeset maths at {LOAD_WIDTH} px: median {median:.2f} s over "
+        lines.append(f"wall clock, navigation to typeset maths at {LOAD_WIDTH} px: median {median:.2f} s over "
                      f"{len(times)} pages; slowest " + ", ".join(f"{r} {s:.2f} s" for r, s in ordered[:5]))
     if cpu:
         by_cpu = sorted(cpu.items(), key=lambda kv: -kv[1])
-        lines.append(f"renderer CPU, navigation to typeset maths: median {statistics.median(cpu.values()):.2f} s; "
+        lines.append(f"renderer CPU, navigation to typeset maths at {LOAD_WIDTH} px: median "
+                     f"{statistics.median(cpu.values()):.2f} s; "
                      "slowest " + ", ".join(f"{r} {s:.2f} s" for r, s in by_cpu[:5]))
+    if load:
+        lines.append("machine load (1-minute average) at the start and end of the check: "
+                     + " and ".join(f"{x:.1f}" for x in load))
     lines.append(f"formulas left to the browser's MathJax: {sum(client.values())}")
-    return {"wide": wide, "times": times, "median": median, "client": client, "cpu": cpu,
+    return {"wide": wide, "inline": inline, "code": code, "times": times, "median": median, "client": client, "cpu": cpu,
             "text": "\n".join(lines)}
 
 
@@ -635,6 +766,7 @@ def main(argv: list[str]) -> int:
             id_cache[p] = ps.ids
         return id_cache[p]
 
+    load_before = os.getloadavg()[0]
     # the browsers first, then the server's thread (a child is best started single-threaded)
     browsers = []
     try:
@@ -727,7 +859,7 @@ def main(argv: list[str]) -> int:
     finally:
         for browser in browsers:
             browser.close()
-    summary = speed_and_width(report)
+    summary = speed_and_width(report, load=(load_before, os.getloadavg()[0]))
     print(summary["text"])
     if args.json:
         args.json.write_text(json.dumps(report, indent=1))

@@ -14,6 +14,7 @@ are a review tool, not a test: `make screenshots`.
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -33,9 +34,9 @@ needs_chromium = pytest.mark.skipif(shutil.which("chromium") is None,
                                     reason="Debian's chromium is not installed")
 
 
-def _check_site(site: Path, report: Path) -> tuple[subprocess.CompletedProcess, dict]:
+def _check_site(site: Path, report: Path, env: dict | None = None) -> tuple[subprocess.CompletedProcess, dict]:
     proc = subprocess.run([sys.executable, str(CHECK_SITE), str(site), "--json", str(report)],
-                          capture_output=True, text=True, timeout=1800)
+                          capture_output=True, text=True, timeout=1800, env=env)
     return proc, (json.loads(report.read_text()) if report.is_file() else {})
 
 
@@ -118,10 +119,58 @@ def test_display_equations_fit_a_phone(browser_check):
     assert len(summary["wide"]) <= WIDE_EQUATIONS, summary["text"]
 
 
-# Issue 33 item 10's bounds on the renderers' CPU from navigation to typeset maths:
-# a median of 1 s and 2 s a page, each with this margin for a machine shared with
-# other jobs (`make test` runs on every core; one site measured 0.87 s and 1.25 s
-# median at two loads of this machine, the book now 0.60 s and 0.70 s).  The check fails only on a clear excess.
+def test_long_inline_formulas_break_as_tex_breaks_them():
+    """_ext/mathjax_prerender.py cuts a long inline formula (30 TeX characters or
+    more) into pieces, each typeset alone, with a place to break between them:
+    after a relation, and after a binary operator between two operands, outside
+    braces, brackets and |...| (issue 33 item 1); a sign is no operator."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("mathjax_prerender", ROOT / "_ext" / "mathjax_prerender.py")
+    prerender = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(prerender)
+    split = prerender.split_inline
+    assert split(r"a + b = c") == [r"a + b = c"]  # short: whole
+    assert split(r"-2\sigma^2 b_j^{-3} + 2\lambda b_j = 0 \iff \lambda b_j = \sigma^2") == [
+        r"-2\sigma^2 b_j^{-3} + {}", r" 2\lambda b_j = {}", r" 0 \iff {}", r" \lambda b_j = {}", r" \sigma^2"]
+    assert split(r"\mathbb E|Z-1|^k \ge \mathbb E Z^{k-1} - 2\Pr[Z + 1 > 0] \cdot (-x)") == [
+        r"\mathbb E|Z-1|^k \ge {}", r" \mathbb E Z^{k-1} - {}", r" 2\Pr[Z + 1 > {}", r" 0] \cdot {}", r" (-x)"]
+    assert split(r"\sum_j \sigma_j = -\big(1 - \tfrac12\big) \sum_i \sigma_i^{-2} + x_{i + j}") == [
+        r"\sum_j \sigma_j = {}", r" -\big(1 - \tfrac12\big) \sum_i \sigma_i^{-2} + {}", r" x_{i + j}"]
+
+
+@needs_chromium
+def test_inline_formulas_fit_a_phone(browser_check):
+    """Issue 33 item 1, inline formulas: at 390 px no inline formula of the book
+    (folds opened) reaches past the edge of its column, the window or a box that
+    clips it, its own scroll box included (a formula too wide for a phone's line
+    is a display, which scrolls with a cue; scripts/check_site.py lists them
+    with their page and text; the check fails a bad page:
+    tests/test_reader_screen.py).  Nor is a code line of the quickstart wider
+    than its box at 390 px (a reader copies it from a phone)."""
+    from check_site import speed_and_width
+
+    proc, report = browser_check
+    summary = speed_and_width(report)
+    print(summary["text"])
+    assert summary["inline"] == [], summary["text"]
+    assert all("wide_inline" in v["widths"]["390"] for v in report.values() if v["widths"].get("390"))
+    quickstart = report["chapters/quickstart.html"]["widths"]["390"]
+    assert quickstart["formulas"] > 0 and quickstart["wide_code"] == [], quickstart["wide_code"]
+
+
+# Issue 33 item 10's bounds (a median of 1 s and 2 s a page, from navigation to
+# typeset maths) are asserted on the renderers' CPU in that span, not on the clock.
+# The clock is what a reader waits, and scripts/check_site.py measures and prints
+# it too (the page's own timeline, with the machine's load), but on this 2-core
+# machine shared by many jobs it measures the other jobs: the errata page took
+# 2.3 to 5.9 s by the clock in four loads in a row (load average 11 to 14,
+# 2026-11-28, its renderer CPU 1.08 to 1.37 s), and the student referee's 4.0 to
+# 4.3 s were at a load of about 5.  A bound on the clock would fail at random
+# under `make test` (which runs on every core) and pass a slow page on an idle
+# machine.  The CPU, each with this margin for a machine shared with other jobs
+# (one site measured 0.87 s and 1.25 s median at two loads of this machine, the
+# book now 0.60 s and 0.70 s): the check fails only on a clear excess.
 # No page is exempt: the errata (2.8 s to 4.7 s, its list laid out whole) and
 # state_of_the_art (2.2 s to 3.9 s, the theme measuring every output) were, until
 # the errata list came in lazily laid-out boxes and book_fixes.js took over the
@@ -139,12 +188,14 @@ def test_pages_open_fast(browser_check):
     """Issue 33 item 10: no formula is left for a MathJax in the reader's
     browser (the maths is typeset at build time, _ext/mathjax_prerender.py), and
     every page's time from navigation to typeset maths is measured and printed
-    with the median and the slowest pages (pytest -s shows them): the CPU time
-    of Chromium's renderer processes (its own count, scripts/check_site.py
-    ``renderer_time``, which hardly grows when other jobs share the cores, as
-    the page's clock does under `make test`) and the page's own timeline.  The
-    median is at most OPEN_MEDIAN_S and every page at most OPEN_PAGE_S, each with
-    OPEN_MARGIN for the load of a shared machine (a page over it fails:
+    with the median and the slowest pages (pytest -s shows them), by two
+    measures: the wall clock (the page's own timeline, printed, not asserted)
+    and the CPU time of Chromium's renderer processes (its own count,
+    scripts/check_site.py ``renderer_time``), which hardly grows when other
+    jobs share the cores, as the clock does under `make test` (see
+    OPEN_MEDIAN_S).  Asserted on the CPU: the median is at most OPEN_MEDIAN_S
+    and every page at most OPEN_PAGE_S, each with OPEN_MARGIN for the load of
+    a shared machine (a page over it fails:
     test_the_browser_check_fails_a_bad_page's heavy.html)."""
     from check_site import speed_and_width
 
@@ -159,6 +210,31 @@ def test_pages_open_fast(browser_check):
     assert statistics.median(summary["cpu"].values()) <= OPEN_MEDIAN_S * OPEN_MARGIN, summary["text"]
     slow = slow_pages(summary)
     assert not slow, (slow, summary["text"])
+
+
+@needs_chromium
+def test_the_browsers_leave_nothing_behind(monkeypatch, request):
+    """Issue 33: /tmp held 576 org.chromium.Chromium.* folders (each a singleton
+    socket and cookie), one for each launch of a browser by the checks.  A
+    browser of scripts/check_site.py and one of scripts/check_math_offline.py,
+    launched with this test's own temporary folder, leave it empty."""
+    import tempfile
+
+    import check_math_offline
+    import check_site
+
+    own_tmp = Path(tempfile.mkdtemp(prefix="egm-t-", dir="/tmp"))  # a short name (check_site.browser_tmp)
+    request.addfinalizer(lambda: shutil.rmtree(own_tmp, ignore_errors=True))
+    monkeypatch.setenv("TMPDIR", str(own_tmp))
+    monkeypatch.setattr(tempfile, "tempdir", str(own_tmp))
+    browser = check_site._DevTools(390)
+    try:
+        assert browser.evaluate("1 + 1") == 2
+        assert list(own_tmp.glob("org.chromium.*")) == []  # not even while it runs
+    finally:
+        browser.close()
+    assert "<body>" in check_math_offline._chromium(["--dump-dom", "about:blank"])
+    assert list(own_tmp.iterdir()) == []
 
 
 def heavy_page() -> str:
@@ -205,8 +281,17 @@ def test_the_browser_check_fails_a_bad_page(tmp_path: Path):
             '<meta name="viewport" content="width=device-width, initial-scale=1">'
             f"<title>{name}</title></head><body>{body}</body></html>")
     (tmp_path / "index.html").write_text('<meta http-equiv="refresh" content="0; url=fine.html" />')
-    proc, report = _check_site(tmp_path, tmp_path / "report.json")
+    import tempfile
+
+    # the check's temporary folder (a short name: check_site.browser_tmp), empty at its end
+    own_tmp = Path(tempfile.mkdtemp(prefix="egm-t-", dir="/tmp"))
+    try:
+        proc, report = _check_site(tmp_path, tmp_path / "report.json", env={**os.environ, "TMPDIR": str(own_tmp)})
+        litter = list(own_tmp.iterdir())
+    finally:
+        shutil.rmtree(own_tmp, ignore_errors=True)
     assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert litter == []
     failing = {rel for rel, verdict in report.items() if not verdict["ok"]}
     assert failing == set(BAD_PAGES) - {"fine.html"}, proc.stdout
     from check_site import speed_and_width
@@ -218,6 +303,100 @@ def test_the_browser_check_fails_a_bad_page(tmp_path: Path):
     assert "broken link" in problems["anchor.html"] and "broken link" in problems["image.html"]
     assert "at 390 px: the page is" in problems["wide.html"] and "at 1280" not in problems["wide.html"]
     assert "at 390 px: the page is" in problems["word.html"]  # no break: this site has no book_fixes.css
+
+
+# Issue 33: links to anchors far down a long page (the student referee's two in
+# chapters/derivation.html) landed in the wrong place: the sections above the
+# target, laid out lazily (content-visibility, _ext/static/book_fixes.css), had
+# estimated heights, and once the browser laid them out the target moved away.
+# Each anchor with the widths it is loaded at and those at which it is also reached
+# by a hash change.  Page loads cost about 4 CPU-s each, so the test loads only
+# where main failed (derivation, both widths) and one target inside a lazily laid-out
+# box of the errata list, at the phone's width (state_of_the_art#sota-sec-arena-a,
+# tried when the test was written, landed right before the fix too).
+DEEP_ANCHORS = {"chapters/derivation.html#deriv-thm-minors": (WIDTHS, (390,)),
+                "chapters/errata.html#erratum-s4-hat-tilde": ((390,), ())}
+ANCHOR_PX = 3  # the target's top may be this far from where the theme puts it
+
+# Where the target of the page's hash is against where the theme puts a target:
+# the page's scroll-padding-top (below the sticky header) plus the target's
+# scroll-margin-top from the window's top; and how far the page is scrolled.
+TARGET_PLACE = """(() => {
+  const t = document.getElementById(decodeURIComponent(location.hash.slice(1)));
+  if (!t) return null;
+  const want = parseFloat(getComputedStyle(document.documentElement).scrollPaddingTop || '0')
+    + parseFloat(getComputedStyle(t).scrollMarginTop || '0');
+  const header = document.querySelector('.bd-header-article');
+  return {top: t.getBoundingClientRect().top, want: want, scroll: scrollY,
+          header: header ? header.getBoundingClientRect().bottom : 0};
+})()"""
+
+
+def anchor_places(site: Path, anchors=DEEP_ANCHORS) -> dict[tuple[str, int, str], dict]:
+    """Each of ``anchors`` (anchor: (load widths, hash-change widths)) opened in
+    headless Chromium: at each load width loaded with the hash (``load``); at each
+    hash-change width loaded at the page's top, then the hash set (``hashchange``,
+    as a click on a link within the page does).  Where its target stands a second
+    after the page has settled (TARGET_PLACE)."""
+    import check_site
+
+    server, port = check_site._serve(site)
+    browser = check_site._DevTools(check_site.LOAD_WIDTH)
+    places = {}
+    try:
+        browser.call("Page.enable")
+        for anchor, (loads, changes) in anchors.items():
+            page, _, target = anchor.partition("#")
+            runs = [(w, "load") for w in loads] + [(w, "hashchange") for w in changes]
+            for width, how in runs:
+                check_site.set_width(browser, width)
+                browser.call("Page.navigate", wait_event="Page.loadEventFired", url="about:blank")
+                url = f"http://127.0.0.1:{port}/{page}"
+                browser.call("Page.navigate", wait_event="Page.loadEventFired",
+                             url=url + ("#" + target if how == "load" else ""))
+                browser.evaluate(check_site.SETTLE.format(ms=300))
+                if how == "hashchange":
+                    browser.evaluate(f"location.hash = {json.dumps(target)}; true")
+                browser.evaluate(check_site.SETTLE.format(ms=1000))
+                places[anchor, width, how] = browser.evaluate(TARGET_PLACE)
+    finally:
+        browser.close()
+        server.shutdown()
+        server.server_close()
+    return places
+
+
+def misplaced_anchors(places: dict) -> dict:
+    """The anchors whose target is missing, not where the theme puts a target
+    (to ANCHOR_PX), or under the sticky header."""
+    return {key: p for key, p in places.items()
+            if p is None or p["top"] < p["header"] - 1 or abs(p["top"] - p["want"]) > ANCHOR_PX}
+
+
+def test_misplaced_anchors_are_found():
+    good = {"top": 64.0, "want": 64.0, "header": 48}
+    assert misplaced_anchors({"good": good, "near": {**good, "top": 64 + ANCHOR_PX}}) == {}
+    for bad in ({**good, "top": 64 + ANCHOR_PX + 1}, {**good, "top": 1973}, {**good, "top": -900},
+                {**good, "top": 30, "want": 30}):
+        assert list(misplaced_anchors({"bad": bad})) == ["bad"]
+    assert list(misplaced_anchors({"missing": None})) == ["missing"]
+
+
+@needs_chromium
+def test_deep_anchors_land_on_their_target(built_site: Path):
+    """Issue 33: a link to a place far down a long page (derivation at 390 and
+    1280 px on load and at 390 px on a hash change; errata, inside a lazily
+    laid-out box, at 390 px on load) puts its target where the theme puts one, below the sticky
+    header, to ANCHOR_PX, and keeps it there (book_fixes.js lays out what lies
+    above it).  Each target is more than ten windows down its page.  With the
+    book_fixes.js and .css of main before this test (2026-11-28), the
+    derivation's target stood 1,879 to 1,973 px too low at both widths: the
+    sections above it, estimated 1,000 px each, made the page seem too short
+    to scroll that far."""
+    places = anchor_places(built_site)
+    assert len(places) == sum(len(a) + len(c) for a, c in DEEP_ANCHORS.values())
+    assert misplaced_anchors(places) == {}, misplaced_anchors(places)
+    assert all(p["scroll"] > 10 * 900 for p in places.values()), places
 
 
 def test_api_reference_documents_every_public_name(built_site: Path):

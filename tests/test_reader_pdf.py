@@ -166,6 +166,30 @@ def test_pdf_prints_no_hidden_source(tex):
     assert printed_hidden(tex, hidden) == {}
 
 
+# Inline code in Sphinx's LaTeX: \sphinxcode{\sphinxupquote{...}}; a backslash it
+# prints is \textbackslash{}.  A Markdown escape that reached the code (the errata's
+# ``data/zipf\\_improvement.csv``, issue 33) is a printed backslash before _ * #.
+_INLINE_CODE = re.compile(r"\\sphinxupquote\{((?:[^{}]|\{[^{}]*\})*)\}")
+_PRINTED_ESCAPE = re.compile(r"\\textbackslash\{\}(?:\\_|\*|\\#)")
+
+
+def escapes_in_inline_code(tex: str) -> list[str]:
+    """Each inline code span of ``tex`` that prints a Markdown escape."""
+    return [code for code in _INLINE_CODE.findall(tex) if _PRINTED_ESCAPE.search(code)]
+
+
+def test_escapes_in_inline_code_are_found():
+    tex = (r"are in \sphinxcode{\sphinxupquote{data/zipf\textbackslash{}\_improvement.csv}}, "
+           r"\sphinxcode{\sphinxupquote{data/zipf\_improvement.csv}} and a\textbackslash{}\_b in text")
+    assert escapes_in_inline_code(tex) == [r"data/zipf\textbackslash{}\_improvement.csv"]
+
+
+@pytest.mark.book
+def test_pdf_prints_no_markdown_escape_in_inline_code(tex):
+    found = escapes_in_inline_code(tex)
+    assert found == [], f"{len(found)} inline code spans print a Markdown escape: {found[:5]}"
+
+
 def folded_long_outputs(notebooks: list[Path]) -> list[tuple[str, str]]:
     """(notebook, last line) of every folded text output of more than SHORT_OUTPUT lines."""
     found = []

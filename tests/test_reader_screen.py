@@ -186,15 +186,43 @@ def test_punctuation_after_a_formula_stays_on_its_line(tmp_path):
     assert name == ["egmlib.mechanisms.gaussian_data_mechanism", 2]
 
 
+def _inline(text: str, widths: tuple[int, ...]) -> str:
+    """An inline formula as Sphinx and _ext/mathjax_prerender.py write it: a span
+    around its pieces (one container each, cut after relations), each with the
+    hidden MathML that names it."""
+    pieces = "<wbr>".join(
+        '<mjx-container class="MathJax" jax="CHTML"><mjx-math style="display: inline-block; '
+        f'white-space: nowrap; width: {w}px">x</mjx-math><mjx-assistive-mml style="display: none">'
+        f"{text}{k}</mjx-assistive-mml></mjx-container>" for k, w in enumerate(widths))
+    return f'<span class="math notranslate nohighlight">{pieces}</span>'
+
+
+# Issue 33 item 1, inline formulas and code: a paragraph of a phone's column with
+# a formula of three pieces, one of them wider than the column; one in a closed
+# fold that a scroll box of its own (book_fixes.js's egm-wide-inline) cannot save;
+# one that fits; a code box with a line too long for a phone and one that fits.
+INLINE_PAGE = (
+    '<p style="max-width: 340px">Wide: ' + _inline("wide", (80, 420, 60)) + " and narrow: "
+    + _inline("narrow", (60, 60)) + ".</p>"
+    + '<details><summary>Solution</summary><p style="max-width: 340px">'
+    + _inline("scrolls", (500,)).replace('class="MathJax"', 'class="MathJax egm-wide-inline"')
+    + "</p></details>"
+    + '<div class="highlight" style="max-width: 340px"><pre style="overflow-x: auto">'
+    + "x = 1  # " + "a comment too long for a phone " * 3 + "\ny = 2</pre></div>"
+    + '<div class="highlight" style="max-width: 340px"><pre style="overflow-x: auto">z = 3</pre></div>')
+
+
 def test_the_phone_count_lists_every_wide_display_equation(tmp_path):
     """Issue 33 item 1: the browser check lists, at 390 px, each display equation
     wider than its box, also one in a closed fold (a proof a reader opens), by
-    its anchor and number, and none that fits."""
+    its anchor and number, and none that fits; likewise each inline formula
+    whose content reaches past its column (also one that scrolls in a box of its
+    own), by its text, and each code box whose lines are too long for it."""
     sys.path.insert(0, str(CHECK_SITE.parent))
     from check_site import speed_and_width
 
     page = (THEME + "<details><summary>Proof</summary>" + _equation(600) + "</details>"
-            + _equation(100).replace("equation-e", "equation-f"))
+            + _equation(100).replace("equation-e", "equation-f") + INLINE_PAGE)
     site = _site(tmp_path, {"wide.html": page}, css=True)
     report = site / "report.json"
     subprocess.run([sys.executable, str(CHECK_SITE), str(site), "--json", str(report)],
@@ -205,6 +233,14 @@ def test_the_phone_count_lists_every_wide_display_equation(tmp_path):
     assert verdicts["wide.html"]["widths"]["1280"]["wide_equations"] == []
     summary = speed_and_width(verdicts)
     assert len(summary["wide"]) == 1 and "wide.html '#equation-e (1.1)': 600 px" in summary["text"]
+    inline = verdicts["wide.html"]["widths"]["390"]["wide_inline"]
+    assert [(w["text"], w["pieces"], w["room"]) for w in inline] == [
+        ("wide0 wide1 wide2", 1, 340), ("scrolls0", 1, 340)]
+    assert inline[0]["over"] == 420 - 340
+    assert verdicts["wide.html"]["widths"]["1280"]["wide_inline"] == []
+    assert len(summary["inline"]) == 2 and "on 1 pages (must be 0); wide.html 2" in summary["text"]
+    code = verdicts["wide.html"]["widths"]["390"]["wide_code"]
+    assert [(c["line"][:12], c["chars"] > 90, c["box"]) for c in code] == [("x = 1  # a c", True, 340)]
     # no MathJax on the page: nothing left for the browser to typeset, and a time
     assert summary["client"] == {"wide.html": 0} and 0 < summary["times"]["wide.html"] < 60
 

@@ -8,7 +8,9 @@
   items, captions, admonitions, table cells, headings, the fold buttons' texts,
   and what cells print as Markdown (the errata), but not code, printed output
   or mathematics;
-* no glued value ({glue:text}, wherever it is pasted) in e-notation.
+* no glued value ({glue:text}, wherever it is pasted) in e-notation;
+* no Markdown escape printed in inline code (``data/zipf\\_improvement.csv``: the
+  errata's renderer escaped ``_`` inside backticks too, issue 33).
 
 Each check is a plain function of one page's HTML, tested on small pages that
 break it (and one that does not), so that none can pass vacuously.  Run as a
@@ -80,11 +82,12 @@ def _read_soup(html: str) -> dict:
     soup = _soup(_slim(html))
     inputs = [cell.get_text() for cell in soup.select("div.cell_input")]
     glued = [span.get_text() for span in soup.select("span.pasted-text, span.pasted-inline")]
+    code = [span.get_text() for span in soup.select("code.literal")]
     article = _article(soup)
     for selector in NOT_PROSE:
         for node in article.select(selector):
             node.decompose()
-    return {"inputs": inputs, "glued": glued, "prose": article.get_text(" ")}
+    return {"inputs": inputs, "glued": glued, "code": code, "prose": article.get_text(" ")}
 
 
 # NOT_PROSE as what _Reader matches: tag names, and (tag or None for any, class)
@@ -109,11 +112,13 @@ class _Reader(html.parser.HTMLParser):
 
     def __init__(self) -> None:
         super().__init__(convert_charrefs=False)
-        self.stack: list[tuple[str, int, int, bool]] = []  # tag, collector, glued, not prose
+        self.stack: list[tuple[str, int, int, int, bool]] = []  # tag, collector, glued, code, not prose
         self.inputs: list[list[str]] = []
         self.glued: list[list[str]] = []
+        self.code: list[list[str]] = []  # inline code (code.literal)
         self.open_inputs: list[list[str]] = []
         self.open_glued: list[list[str]] = []
+        self.open_code: list[list[str]] = []
         self.prose: list[str] = []
         self.run: list[str] = []
         self.not_prose = self.not_text = self.pre = 0
@@ -131,6 +136,8 @@ class _Reader(html.parser.HTMLParser):
             parts.append(text)
         for parts in self.open_glued:
             parts.append(text)
+        for parts in self.open_code:
+            parts.append(text)
         if not self.not_prose:
             self.prose.append(text)
 
@@ -142,7 +149,11 @@ class _Reader(html.parser.HTMLParser):
         for key, value in attrs:
             if key == "class" and value:
                 classes = set(value.split())
-        collect = glue = 0
+        collect = glue = code = 0
+        if tag == "code" and "literal" in classes:
+            self.code.append([])
+            self.open_code.append(self.code[-1])
+            code = 1
         if tag == "div" and "cell_input" in classes:
             self.inputs.append([])
             self.open_inputs.append(self.inputs[-1])
@@ -156,7 +167,7 @@ class _Reader(html.parser.HTMLParser):
         self.not_prose += excluded
         self.not_text += tag in _NOT_TEXT
         self.pre += tag in _PRE
-        self.stack.append((tag, collect, glue, excluded))
+        self.stack.append((tag, collect, glue, code, excluded))
 
     def handle_startendtag(self, tag, attrs) -> None:
         self.handle_starttag(tag, attrs)
@@ -168,11 +179,13 @@ class _Reader(html.parser.HTMLParser):
         if not any(t == tag for t, *_ in self.stack):
             return
         while True:
-            name, collect, glue, excluded = self.stack.pop()
+            name, collect, glue, code, excluded = self.stack.pop()
             if collect:
                 self.open_inputs.pop()
             if glue:
                 self.open_glued.pop()
+            if code:
+                self.open_code.pop()
             self.not_prose -= excluded
             self.not_text -= name in _NOT_TEXT
             self.pre -= name in _PRE
@@ -203,7 +216,8 @@ class _Reader(html.parser.HTMLParser):
         self.close()
         self._flush()
         return {"inputs": ["".join(parts) for parts in self.inputs],
-                "glued": ["".join(parts) for parts in self.glued], "prose": " ".join(self.prose)}
+                "glued": ["".join(parts) for parts in self.glued],
+                "code": ["".join(parts) for parts in self.code], "prose": " ".join(self.prose)}
 
 
 @functools.lru_cache(maxsize=None)
@@ -238,6 +252,16 @@ def e_notation_in_prose(html: str) -> list[str]:
 def e_notation_in_glue(html: str) -> list[str]:
     """Each glued value of the page (prose, captions, tables) in e-notation."""
     return [text for text in _read(html)["glued"] if E_NOTATION.search(text)]
+
+
+# A Markdown escape (a backslash before _ * ` [ ] #) that reached the page: in a
+# code span Markdown prints it as it stands.
+ESCAPE = re.compile(r"\\[_*`\[\]#]")
+
+
+def escapes_in_code(html: str) -> list[str]:
+    """Each inline code span of the page that shows a Markdown escape (``a\\_b``)."""
+    return [text for text in _read(html)["code"] if ESCAPE.search(text)]
 
 
 def pages(site: Path) -> dict[str, str]:
@@ -332,6 +356,16 @@ def test_e_notation_is_found_in_glued_values():
     assert e_notation_in_glue(bad) == ["1.15e+07", "4.8E-3"]
     fine = _page('<p><span class="pasted-text">5.63 × 10⁻⁶</span> <span class="pasted-text">1.55</span></p>')
     assert e_notation_in_glue(fine) == []
+
+
+def test_escapes_in_code_are_found():
+    code = '<code class="docutils literal notranslate"><span class="pre">{}</span></code>'
+    bad = _page("<p>in " + code.format("data/zipf\\_improvement.csv") + " and "
+                + code.format("a\\*b") + "</p>")
+    assert escapes_in_code(bad) == ["data/zipf\\_improvement.csv", "a\\*b"]
+    fine = _page("<p>in " + code.format("data/zipf_improvement.csv") + ", a\\_b in prose</p>"
+                 + CELL.format("s = 'a\\_b'", ""))
+    assert escapes_in_code(fine) == []
 
 
 def test_the_slim_page_keeps_what_the_checks_read():
@@ -429,12 +463,20 @@ def test_no_glued_value_in_e_notation(site_pages):
     assert found == {}, "glued values in e-notation (per page):\n" + _summary(found)
 
 
+@pytest.mark.book
+def test_no_markdown_escape_in_inline_code(site_pages):
+    """Issue 33: the errata page showed ``data/zipf\\_improvement.csv``."""
+    found = offenders(site_pages, escapes_in_code)
+    assert found == {}, "Markdown escapes shown in inline code (per page):\n" + _summary(found)
+
+
 if __name__ == "__main__":  # the to-do list of a built site: python tests/test_reader_site.py _build/html
     site = pages(Path(sys.argv[1] if len(sys.argv) > 1 else "_build/html"))
     for title, check in [("glue/keep lines in cell inputs", bookkeeping_inputs),
                          ("generator lines (errata's inputs)", lambda h: bookkeeping_inputs(h, GENERATOR)),
                          ("e-notation in prose", e_notation_in_prose),
-                         ("glued values in e-notation", e_notation_in_glue)]:
+                         ("glued values in e-notation", e_notation_in_glue),
+                         ("Markdown escapes in inline code", escapes_in_code)]:
         found = offenders(site, check)
         if title.startswith("generator"):
             found = {k: v for k, v in found.items() if k == "chapters/errata.html"}

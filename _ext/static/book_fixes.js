@@ -100,7 +100,11 @@
   // is glued to it: the browser may break the line after MathJax's box, and
   // on a phone a line then began with the colon or comma (the errata at
   // 390 px, issue 26 item 9).  A formula too wide for its line is unglued
-  // again by fit(), so that it can scroll in its own box.
+  // again by fit(), so that it can scroll in its own box.  Only the formula's
+  // last piece is glued (a long formula comes in pieces, with a place to break
+  // after each relation: _ext/mathjax_prerender.py): the punctuation moves into
+  // Sphinx's <span class="math"> beside it, so that the other places to break
+  // stay (a whole formula that did not break ran past the column, issue 33 item 1).
   const PUNCT = /^[.,;:!?)\]\u2019\u201d]+/;
   function glue() {
     for (const mjx of document.querySelectorAll('mjx-container:not([display="true"])')) {
@@ -110,19 +114,19 @@
       const next = m.nextSibling;
       if (!next || next.nodeType !== Node.TEXT_NODE) continue;
       const hit = PUNCT.exec(next.data);
-      if (!hit || (m.parentElement && m.parentElement.classList.contains("egm-nobr"))) continue;
+      if (!hit || (up && up.classList.contains("egm-nobr"))) continue;
       const span = document.createElement("span");
       span.className = "egm-nobr";
       span.style.whiteSpace = "nowrap";
-      m.parentNode.insertBefore(span, m);
-      span.appendChild(m);
+      mjx.parentNode.insertBefore(span, mjx);
+      span.appendChild(mjx);
       next.data = next.data.slice(hit[0].length);
       span.appendChild(document.createTextNode(hit[0]));
     }
   }
   function unglueWide(inline) {
     for (const m of inline) {
-      const up = m.parentElement, span = up && up.matches("span.math") ? up.parentElement : up;
+      const span = m.parentElement;
       if (span && span.matches("span.egm-nobr")) {
         span.style.whiteSpace = m.classList.contains("egm-wide-inline") ? "normal" : "nowrap";
       }
@@ -147,6 +151,7 @@
     }
     if (math.length) fix(math);
     if (boxes.length) tabStops(boxes);
+    if (math.length) place();  // an anchor's target stays where it was put (below)
   }, {rootMargin: "100% 0px"}) : null;
   function watch() {
     if (near) {
@@ -200,6 +205,98 @@
     typeset.then(glue).then(watch);
   }
   window.addEventListener("load", whenTypeset);
+
+  // Issue 33: a link to an anchor far down a page (chapters/derivation.html
+  // #deriv-thm-minors) landed in the wrong place.  The sections laid out
+  // lazily (content-visibility, book_fixes.css) stand in with an estimated
+  // height, also a section that holds the target (1,000 px, less than its
+  // height): the target lay below the end of the page as estimated, the
+  // browser scrolled as far as it could, and once it laid the sections out
+  // the target was 1,900 px further down.  On load with a hash, on hashchange
+  // and on a click on a link within the page, the boxes that hold the target
+  // and the next two are laid out for good (class egm-shown), and the page is
+  // scrolled to the target again once the page is loaded, its fonts are in
+  // and the formulas near the window have been fixed (to the theme's place
+  // for a target: the page's scroll-padding-top, below the sticky header),
+  // until the reader scrolls.  The sections above stay lazy: as the reader
+  // scrolls up to them, the browser keeps what is on the screen in place
+  // (scroll anchoring).  Laying out everything above the target as well cost
+  // a deep link into state_of_the_art about 1.5 s more CPU (390 px), for the
+  // same place.
+  const LAZY = ".bd-article section section, .bd-article div.egm-lazy";
+  function targetOf(hash) {
+    if (!hash || hash.length < 2) return null;
+    let id = hash.slice(1);
+    try { id = decodeURIComponent(id); } catch (e) { /* keep it as written */ }
+    return document.getElementById(id);
+  }
+  function reveal(target) {
+    let after = 0;
+    for (const box of document.querySelectorAll(LAZY)) {
+      const where = box.compareDocumentPosition(target);
+      // the boxes holding the target, and the next two after it
+      if (where & Node.DOCUMENT_POSITION_CONTAINED_BY || (where & Node.DOCUMENT_POSITION_PRECEDING && after < 2 && ++after)) {
+        box.classList.add("egm-shown");
+      }
+    }
+  }
+  let pending = null;  // the target kept in place until the reader scrolls
+  let expiry = null;
+  function place() {
+    if (pending && pending.isConnected) pending.scrollIntoView({block: "start", behavior: "instant"});
+  }
+  function release(ms) {  // keep the target in place for ms more, then let go
+    clearTimeout(expiry);
+    expiry = setTimeout(function () { pending = null; }, ms);
+  }
+  function goTo(target) {
+    if (!target) return;
+    pending = target;
+    reveal(target);
+    place();
+    if (document.readyState === "complete") {
+      requestAnimationFrame(function () { requestAnimationFrame(place); });
+      release(1500);
+    }
+  }
+  for (const kind of ["wheel", "touchstart", "keydown", "mousedown"]) {
+    window.addEventListener(kind, function () { pending = null; }, {passive: true, capture: true});
+  }
+  function atHash() { goTo(targetOf(window.location.hash)); }
+  if (document.readyState === "loading") {
+    document.addEventListener("DOMContentLoaded", atHash);
+  } else {
+    atHash();
+  }
+  window.addEventListener("load", function () {
+    if (!pending) return;
+    place();
+    const mj = window.MathJax;
+    const typeset = mj && mj.startup && mj.startup.promise ? mj.startup.promise : Promise.resolve();
+    typeset.then(function () { return document.fonts.ready; }).then(function () {
+      requestAnimationFrame(function () { requestAnimationFrame(place); });
+      // the formulas near the target, fixed by the IntersectionObserver above
+      setTimeout(place, 300);
+      release(1500);
+    });
+  });
+  window.addEventListener("hashchange", atHash);
+  // a click on a link to a place on this page: the boxes that hold the target
+  // are laid out before the browser scrolls to it (and again after, hashchange;
+  // a link to the hash already in the address changes nothing: this places it)
+  document.addEventListener("click", function (event) {
+    const a = event.target.closest && event.target.closest("a[href*='#']");
+    if (!a || event.defaultPrevented || event.button !== 0 || event.ctrlKey || event.metaKey || event.shiftKey) return;
+    const url = new URL(a.href, window.location.href);
+    if (url.origin + url.pathname !== window.location.origin + window.location.pathname) return;
+    const target = targetOf(url.hash);
+    if (!target) return;
+    reveal(target);
+    if (url.hash === window.location.hash) {
+      event.preventDefault();
+      goTo(target);
+    }
+  }, true);
   // after a resize, each formula is measured again when it comes near the window
   let timer = null;
   window.addEventListener("resize", function () {
