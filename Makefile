@@ -176,7 +176,11 @@ JOBS ?= auto
 PYTEST_ARGS ?=
 # tests/startup on PYTHONPATH: its sitecustomize defers a grammar that jsonschema's
 # import builds, about 3 CPU-s in every process that reads a notebook (see there).
-PYTEST := CFFCONVERT=$(abspath $(CFFCONVERT)) JUPYTER_PREFER_ENV_PATH=1 \
+# OPENBLAS_NUM_THREADS=1: each worker (and each notebook's kernel) runs its BLAS
+# calls on one thread; the workers already fill the cores, and OpenBLAS's extra
+# threads spin between calls (nbval of the four heaviest chapters: 95 -> 78 CPU-s,
+# the same outputs; every chapter passes nbval with it).
+PYTEST := CFFCONVERT=$(abspath $(CFFCONVERT)) JUPYTER_PREFER_ENV_PATH=1 OPENBLAS_NUM_THREADS=1 \
   PYTHONPATH=$(abspath tests/startup)$(if $(PYTHONPATH),:$(PYTHONPATH)) $(BIN)/python -m pytest \
   --nbval --nbval-current-env --nbval-sanitize-with nbval_sanitize.cfg --durations=20 \
   -n $(JOBS) --dist loadgroup --no-loadscope-reorder
