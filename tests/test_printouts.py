@@ -300,7 +300,20 @@ def test_no_visible_output_is_a_text_table(path: Path) -> None:
 # * ``||``: a norm typed as ``||x||``;
 # * ``Greek``: a Greek letter spelled out (``alpha``, ``sigma``, ``eps``, ``Delta``);
 # * ``literal``: ``True``, ``False``, ``None``;
-# * ``exception``: an exception printed as Python's ``ValueError: ...``.
+# * ``exception``: an exception printed as Python's ``ValueError: ...``;
+#
+# and, from the student's fourth reading (session 11, branch outfix: single lines the
+# rules above let through):
+#
+# * ``repr``: a Python dict or list (``{'PLAN': -0.29, ...}``, ``[]``, a bare ``[1]``)
+#   or a numpy array (``[0.866 0.5  ]``) as Python prints it;
+# * ``SymPy``: a SymPy or Python expression (``Interval.open(...)``, ``sqrt(2)/2``);
+# * ``^``: a power typed with a caret (``2^-12``, ``x^2``): the book writes 2⁻¹² or $x^2$;
+# * ``Greek _``: a Greek letter with a ``_`` subscript (``σ_opt``, ``σ_total``), also
+#   in the title of a hidden cell's toggle (:func:`prompt_titles`).
+#
+# On main at 7a8674d these four kinds flagged 16 outputs in 9 chapters (the student's
+# list among them) and 12 toggle titles in 7 chapters; branch outfix rewrote them all.
 
 GREEK = ("alpha|beta|gamma|delta|epsilon|eps|zeta|eta|theta|kappa|lambda|lam|mu|nu|xi|rho|"
          "sigma|tau|phi|psi|omega|Delta|Sigma|Lambda|Phi|Gamma")
@@ -316,6 +329,14 @@ NOTATION = {
     "Greek": re.compile(rf"(?<![A-Za-z_])(?:{GREEK})(?![A-Za-z])"),
     "literal": re.compile(r"\b(?:True|False|None)\b"),
     "exception": re.compile(r"\b[A-Z]\w*(?:Error|Exception|Warning): "),
+    # the student's fourth reading (session 11, branch outfix): Python and SymPy reprs
+    "repr": re.compile(r"\{'|\{\"|\['|\[\]"                          # dict, list of str, []
+                       r"|^\s*\[[^\]\n]*\]\s*$"                       # a bare list: [1]
+                       r"|\[\s*[-+]?\d[\d.e+-]*(?:\s+[-+]?\d[\d.e+-]*)+\s*\]"  # numpy: [0.866 0.5  ]
+                       r"|\[\s*[-+]?\d[\d.e+-]*\s+\]", re.M),
+    "SymPy": re.compile(r"\b(?:Interval|FiniteSet|Union|Complement)[.(]|\b(?:sqrt|exp|log)\("),
+    "^": re.compile(r"\^"),
+    "Greek _": re.compile(r"[\u0370-\u03ff]_\w"),
 }
 
 
@@ -355,6 +376,15 @@ SMALL = {
     "norm": "Hessian entry 8 ||Delta||_1^2 > 0;\n",
     "greek": "Algorithm 3 at alpha and plain clipping at alpha/2 clip the same rows\n",
     "exception": "ValueError: log_f must be non-increasing on [0, inf)\n",
+    # the student's fourth reading (session 11), as printed on main at 7a8674d
+    "dict": "{'PLAN': -0.29, 'PLAN-NOSCALE': 1.75, 'Instance optimal': 0.62}\n",
+    "dict in a sentence": "admissible in {'sqrt(ln n)': 8, 'ln n': 1} of 78\n",
+    "sympy set": "|x^2 - 1| > x^2 exactly on Interval.open(-sqrt(2)/2, sqrt(2)/2)\n",
+    "empty list": "centred conics through the unit l1 circle: []\n",
+    "bare list": "[1]",
+    "caret": "multiples of 2^-12: c_trans 544 of 544, c_normal 495 of 544;\n",
+    "numpy array": "b* = [0.866 0.5  ] ; gain 1.2500\n",
+    "greek subscript": "Check: every row of the file recomputed; the role of σ_total",
 }
 PLAIN = [
     "Check: the clipped sum moves by at most 2C ✓\n",
@@ -394,3 +424,33 @@ def test_no_small_printouts_or_code_notation(path: Path) -> None:
         + ". Write a sentence with glued numbers, a markdown table or an assert, in the "
         "book's notation")
     assert len(found) == allowed, f"{path.stem}: lower REMAINING to {len(found)}"
+
+
+# The title of a hidden cell's toggle (``code_prompt_show``/``code_prompt_hide``) is
+# text a reader sees too (the student's fourth reading: "the role of σ_total"): the
+# same notation rules apply to it (not the label-value rule: a title is one line).
+def prompt_titles(path: Path) -> dict[str, list[str]]:
+    """Cell id -> kinds, for the cells whose toggle title shows code notation."""
+    found = {}
+    for cell in json.loads(path.read_text(encoding="utf-8"))["cells"]:
+        prompts = cell.get("metadata", {}).get("mystnb", {})
+        text = "\n".join(prompts.get(key, "") for key in ("code_prompt_show", "code_prompt_hide"))
+        kinds = [kind for kind, rx in NOTATION.items() if rx.search(text)]
+        if kinds:
+            found[cell.get("id", "?")] = kinds
+    return found
+
+
+def test_titles_are_seen(tmp_path: Path) -> None:
+    cell = {"cell_type": "code", "id": "x", "metadata": {"mystnb": {
+        "code_prompt_show": "Check: every row of the file recomputed; the role of σ_total"}}}
+    path = tmp_path / "title.ipynb"
+    path.write_text(json.dumps({"cells": [cell]}), encoding="utf-8")
+    assert prompt_titles(path) == {"x": ["Greek _"]}
+
+
+@pytest.mark.parametrize("path", CHAPTERS, ids=[p.stem for p in CHAPTERS])
+def test_no_code_notation_in_titles(path: Path) -> None:
+    found = prompt_titles(path)
+    assert not found, (f"{path.stem}: toggle titles show code notation: "
+                       + "; ".join(f"{cell} {', '.join(kinds)}" for cell, kinds in found.items()))
