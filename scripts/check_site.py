@@ -44,6 +44,7 @@ from __future__ import annotations
 
 import argparse
 import base64
+import collections
 import concurrent.futures
 import fcntl
 import html.parser
@@ -681,6 +682,12 @@ def verdict(result: dict, width: int) -> list[str]:
     return problems
 
 
+def _by_page(found: list[dict]) -> str:
+    """"; page n, page n" for ``found``, most first ("" when empty)."""
+    counts = collections.Counter(w["page"] for w in found).most_common()
+    return "; " + ", ".join(f"{r} {n}" for r, n in counts) if counts else ""
+
+
 def speed_and_width(report: dict, load: tuple[float, ...] | None = None) -> dict:
     """Issue 33 items 1 and 10 over the pages of ``report``: the display
     equations that scroll at 390 px, and each page's time from navigation to
@@ -708,21 +715,13 @@ def speed_and_width(report: dict, load: tuple[float, ...] | None = None) -> dict
              f" (at most {WIDE_EQUATIONS})"]
     lines += [f"  {w['page']} {w['label'] or w['text']!r}: {w['width']} px in {w['box']} px"
               for w in wide]
-    per_page = {}
-    for w in inline:
-        per_page[w["page"]] = per_page.get(w["page"], 0) + 1
     lines.append(f"inline formulas past the edge of their column at {LOAD_WIDTH} px: {len(inline)}"
-                 f" ({sum(w['pieces'] for w in inline)} pieces) on {len(per_page)} pages (must be 0)"
-                 + ("; " + ", ".join(f"{r} {n}" for r, n in sorted(per_page.items(), key=lambda kv: -kv[1]))
-                    if per_page else ""))
+                 f" ({sum(w['pieces'] for w in inline)} pieces) on"
+                 f" {len({w['page'] for w in inline})} pages (must be 0)" + _by_page(inline))
     lines += [f"  {w['page']} #{w['where']} {w['text']!r}: {w['pieces']} piece(s), {w['over']} px past"
               f" {w['room']} px" for w in inline]
-    code_pages = {}
-    for w in code:
-        code_pages[w["page"]] = code_pages.get(w["page"], 0) + 1
     lines.append(f"code boxes wider than their box at {LOAD_WIDTH} px (they scroll): {len(code)}"
-                 + ("; " + ", ".join(f"{r} {n}" for r, n in sorted(code_pages.items(), key=lambda kv: -kv[1]))
-                    if code_pages else ""))
+                 + _by_page(code))
     # the two measures of the same span, each with its median and slowest pages:
     # the clock a reader waits (the page's own timeline), which grows with the
     # other jobs on the machine, and the renderers' CPU, which hardly does
