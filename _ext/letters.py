@@ -11,6 +11,7 @@ Where the maths is read:
 * the texts of errata/*.yml (``location``, ``says``, ``correction``), counted for
   the chapter each entry belongs to (its ``chapter``); ``says`` quotes the study
   and is read too: the book keeps the study's letters;
+* figure captions (cell metadata) and the Markdown outputs of code cells (tables);
 * the titles of folded cells (``code_prompt_show``/``code_prompt_hide``), which are
   plain text: there a Greek letter is a letter, and so is a Latin letter standing
   alone between non-letters ("t = 1", "k²"), apart from the words "a", "A", "I".
@@ -219,6 +220,14 @@ def notebook_uses(path: Path, root: Path) -> list[Use]:
         for key in ("code_prompt_show", "code_prompt_hide"):
             if key in meta:
                 out += _uses(title_letters(meta[key]), page, f"fold {cid}", meta[key])
+        caption = meta.get("figure", {}).get("caption", "")
+        for tex in markdown_formulas(caption):
+            out += _uses(math_letters(tex), page, f"caption {cid}", tex)
+        for output in cell.get("outputs", []):  # tables and text shown as Markdown
+            text = output.get("data", {}).get("text/markdown", "")
+            text = "".join(text) if isinstance(text, list) else text
+            for tex in markdown_formulas(text):
+                out += _uses(math_letters(tex), page, f"output {cid}", tex)
     return out
 
 
