@@ -18,6 +18,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 import subprocess
@@ -244,6 +245,11 @@ NOT_YET_CHECKED = ("state_of_the_art",)
 PENDING_AT_MOST = 66
 
 
+@functools.cache
+def _registry() -> letters.Registry:
+    return letters.registry(ROOT)
+
+
 def test_every_letter_of_the_prose_has_its_one_meaning():
     """Every single letter in the maths of every page (markdown, fold titles, errata
     texts) is a registered letter listed for that page, or declared bound or pending
@@ -253,7 +259,7 @@ def test_every_letter_of_the_prose_has_its_one_meaning():
 
 
 def test_pending_second_meanings_only_shrink():
-    reg = letters.registry(ROOT)
+    reg = _registry()
     pending = sorted(f"{page}: {letter} ({why})" for page, items in reg.pending.items()
                      for letter, why in items.items())
     assert len(pending) <= PENDING_AT_MOST, "new second meanings:\n" + "\n".join(pending)
@@ -262,7 +268,7 @@ def test_pending_second_meanings_only_shrink():
 
 
 def test_a_letter_is_not_both_a_meaning_and_bound_on_one_page():
-    reg = letters.registry(ROOT)
+    reg = _registry()
     both = sorted((page, letter) for kind in (reg.bound, reg.pending) for page, items in kind.items()
                   for letter in items if page in reg.pages.get(letter, set()))
     assert both == [], f"declared bound or pending where the letter's meaning is listed: {both}"
