@@ -48,7 +48,7 @@ figure, folded or not (issue 33), ``PdfHiddenCells``:
   kind: a text printout of at most ``SHORT_OUTPUT`` lines whole, a longer one
   cut to its first ``FIRST_LINES`` lines and a line saying how many more the
   site holds; a table (Markdown, from glue or display) and a figure are printed,
-  a table of more than ``LONG_OUTPUT`` rows cut to its header and first
+  a table of more than ``LONG_TABLE`` rows (a page) cut to its header and first
   ``FIRST_ROWS`` rows and a note; only an output LaTeX cannot print at all (HTML
   without a text form) becomes a line saying that the site shows it.
 
@@ -206,6 +206,7 @@ class PdfStructure(SphinxPostTransform):
 
 LONG_OUTPUT = 30   # lines of a shown text output printed whole in the PDF (about half a page)
 FIRST_ROWS = 20    # lines of a longer one printed, with a note
+LONG_TABLE = 60    # rows of a folded table printed whole (about a page); a longer one: FIRST_ROWS
 SHORT_OUTPUT = 15   # lines of a folded text output printed whole
 FIRST_LINES = 8     # lines of a longer one printed, with a line saying what is left out
 DEFAULT_PROMPT = "{type}"  # myst-nb's own button texts ("Show code cell {type}") hold it
@@ -234,14 +235,14 @@ def _prints_in_latex(node: nodes.Node) -> bool:
 
 
 def cut_long_table(table: nodes.table, page: str) -> nodes.paragraph | None:
-    """A table of more than LONG_OUTPUT body rows cut to its header and first
+    """A table of more than LONG_TABLE body rows cut to its header and first
     FIRST_ROWS rows (in place); returns the note saying so, to go after it, or None
     for a table that stays whole."""
     bodies = list(table.findall(nodes.tbody))
     if len(bodies) != 1:
         return None
     rows = [row for row in bodies[0].children if isinstance(row, nodes.row)]
-    if len(rows) <= LONG_OUTPUT:
+    if len(rows) <= LONG_TABLE:
         return None
     for row in rows[FIRST_ROWS:]:
         bodies[0].remove(row)
@@ -255,7 +256,7 @@ def _shorten_output(output: nodes.Element, page: str = "the book's HTML version"
     """A folded output, as the PDF prints it (in place), by kind: a text printout of
     more than SHORT_OUTPUT lines is cut to its first FIRST_LINES lines and a note; a
     table (Markdown from glue or display, a figure's data) and a figure are printed,
-    a table of more than LONG_OUTPUT rows cut to its first FIRST_ROWS and a note; an
+    a table of more than LONG_TABLE rows cut to its first FIRST_ROWS and a note; an
     output that LaTeX cannot print at all (HTML only) becomes a note."""
     for child in list(output.children):
         if isinstance(child, nodes.literal_block):

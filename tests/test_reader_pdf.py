@@ -11,7 +11,7 @@ tests/conftest.py: no LaTeX installation needed):
   shows;
 * a long folded output is cut to its first lines and a note;
 * no output is dropped: a folded table or figure is printed (a table of more
-  than LONG_OUTPUT rows cut to its first rows and a note), and no result is a
+  than LONG_TABLE rows cut to its first rows and a note), and no result is a
   table only HTML renders (issue 33);
 * no fold's title stands with nothing under it: a section's checks that print
   nothing are counted and named in one note at the end of its text (issue 33);
@@ -180,7 +180,7 @@ def _table_node(n_rows: int):
 
 def test_a_folded_table_is_printed_and_a_long_one_cut():
     """By kind: a folded table (Markdown from glue or display) is printed, whole up to
-    LONG_OUTPUT rows, else its header and first FIRST_ROWS rows and a note with the
+    LONG_TABLE rows, else its header and first FIRST_ROWS rows and a note with the
     number of rows and the page; only an output LaTeX cannot print (HTML alone)
     becomes a note that the site shows it."""
     from docutils import nodes
@@ -243,10 +243,10 @@ def folded_tables(notebooks: list[Path]) -> list[tuple[str, int]]:
 def test_pdf_prints_folded_tables_and_figures(tex):
     """No output is dropped from the PDF (issue 33: zipf_experiments' folded table
     of 216 rows was one line "This output is folded on the site"); each folded
-    table longer than LONG_OUTPUT rows stands with its note."""
+    table longer than LONG_TABLE rows stands with its note."""
     assert dropped_outputs(tex) == 0
     for stem, rows in folded_tables(_book_notebooks()):
-        if rows > pdf_structure.LONG_OUTPUT:
+        if rows > pdf_structure.LONG_TABLE:
             assert f"The first {pdf_structure.FIRST_ROWS} of the {rows} rows of this table" in tex, stem
 
 
@@ -544,7 +544,9 @@ def _stream(lines: list[str]) -> dict:
     return {"output_type": "stream", "name": "stdout", "text": "".join(f"{line}\n" for line in lines)}
 
 
-SYNTHETIC_TABLE = "| n | error |\n|--:|--:|\n" + "".join(f"| {k} | 0.{k:03d} |\n" for k in range(40))
+SYNTHETIC_TABLE_ROWS = 80  # more than LONG_TABLE
+SYNTHETIC_TABLE = "| n | error |\n|--:|--:|\n" + "".join(f"| {k} | 0.{k:03d} |\n"
+                                                          for k in range(SYNTHETIC_TABLE_ROWS))
 # a PNG of one pixel
 PIXEL = ("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5"
          "ErkJggg==")
@@ -566,7 +568,7 @@ def synthetic_notebook(folder: Path) -> Path:
     """A page with a folded output of 40 lines and a shown output of 60 (the cutters'
     thresholds: SHORT_OUTPUT and LONG_OUTPUT); a section of folded checks that print
     nothing (two, and a folded helper), one that prints, and a subsection with one
-    more; a folded table of 40 rows, a folded figure; a box that opens with a display."""
+    more; a folded table of 80 rows, a folded figure; a box that opens with a display."""
     assert len(SYNTHETIC_FOLDED) > pdf_structure.SHORT_OUTPUT
     assert len(SYNTHETIC_SHOWN) > pdf_structure.LONG_OUTPUT
     cells = [_markdown("title", "# Synthetic page\n"),
@@ -665,7 +667,8 @@ def test_folds_read_as_a_book_on_a_synthetic_page(synthetic_page):
     # the folded table: its first FIRST_ROWS rows and a note; the figure
     assert dropped_outputs(tex) == 0
     assert f"0.{pdf_structure.FIRST_ROWS - 1:03d}" in tex and f"0.{pdf_structure.FIRST_ROWS:03d}" not in tex
-    assert f"The first {pdf_structure.FIRST_ROWS} of the 40 rows of this table" in tex
+    assert SYNTHETIC_TABLE_ROWS > pdf_structure.LONG_TABLE
+    assert f"The first {pdf_structure.FIRST_ROWS} of the {SYNTHETIC_TABLE_ROWS} rows of this table" in tex
     assert tex.count("\\sphinxincludegraphics") == 1
     # the box that opens with a display
     assert boxes_opening_with_a_display(tex) == 1 and unguarded_boxes(tex) == []
