@@ -327,6 +327,10 @@ def estimate(feats: dict, width_class: str) -> int:
     return int(round(sum(w[k] * v for k, v in feats.items())))
 
 
+ESTIMATES = re.compile(r"(; )?--egm-h-phone: \d+px; --egm-h-wide: \d+px")
+STYLE = re.compile(r'\sstyle="([^"]*)"')
+
+
 def annotate(source: str, page: Path) -> str:
     """``source`` (a built page at ``page``) with each lazily laid-out box's
     estimated heights in its style attribute."""
@@ -352,14 +356,15 @@ def annotate(source: str, page: Path) -> str:
     for box in lazy_boxes(tree):
         heights = {k: estimate(features(box, k, image_size), k) for k in COLUMNS}
         style = f"--egm-h-phone: {heights['phone']}px; --egm-h-wide: {heights['wide']}px"
-        old = box.attrs.get("style")
         start, end = original(box.start), original(box.open_end)
         tag = source[start:end]
         assert tag == reduced[box.start:box.open_end], tag  # the map back is exact
+        clean = ESTIMATES.sub("", tag).replace(' style=""', "")  # a page an earlier build wrote
+        old = STYLE.search(clean)
         if old is None:
-            new = tag[:-1].rstrip("/") + f' style="{style}"' + (" />" if tag.endswith("/>") else ">")
+            new = clean[:-1].rstrip("/").rstrip() + f' style="{style}"' + (" />" if clean.endswith("/>") else ">")
         else:
-            new = tag.replace(f'style="{old}"', f'style="{old.rstrip("; ")}; {style}"', 1)
+            new = clean[:old.start(1)] + old.group(1).rstrip("; ") + "; " + style + clean[old.end(1):]
         edits.append((start, end, new))
     out, last = [], 0
     for start, end, new in sorted(edits):
