@@ -27,6 +27,10 @@ as the CPU seconds of the browser's renderers in the same span
 formulas the page leaves to a MathJax in the browser (none: the maths is typeset
 at build time, _ext/mathjax_prerender.py); the last lines of its output say
 these, with the median and the slowest pages (issue 33 item 10).
+It also compares, at both widths, each page's height at load (the sections
+the browser lays out lazily at their estimated heights, _ext/section_heights.py)
+with its height laid out whole, and prints the range and the furthest pages
+(``page_heights``; tests/test_book_build.py bounds them by ``HEIGHT_TOLERANCE``).
 ``--json FILE`` writes the verdict of every page and width.
 
 With ``--screenshots DIR`` (``make screenshots``, a review tool, not a test),
