@@ -158,6 +158,8 @@ def setup(app):
     app.add_css_file("book_fixes.css")
     app.add_css_file("phone_outputs.css")  # issue 33 item 2: check lines wrap on phones
     app.add_js_file("book_fixes.js")
+    # issue 33: each lazily laid-out section's estimated height (book_fixes.css)
+    app.setup_extension("section_heights")
     app.connect("doctree-resolved", _fix_proofs)
     app.connect("doctree-read", _note_math_titles)
     app.connect("env-purge-doc", _purge_math_titles)

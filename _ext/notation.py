@@ -41,6 +41,13 @@ import yaml
 MARKER = "<!-- notation-and-glossary -->"
 PAGE = "notation"
 FIELDS = {"symbols": ("symbol", "meaning", "where"), "terms": ("term", "definition", "where")}
+# Optional keys of an entry: the other pages whose maths may use a symbol's letter with
+# this meaning (its own page is implied; tests/test_notation.py checks the prose).
+OPTIONAL = {"symbols": ("pages",), "terms": ()}
+# Optional top-level keys about a page's single letters (issue 33 item 5, read by
+# _ext/letters.py, not rendered): letters used there as bound (dummy) variables, and
+# letters with a second meaning still to be renamed; each a mapping letter -> reason.
+LETTER_KEYS = ("bound", "pending")
 LABEL = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:-]*")
 
 
@@ -55,6 +62,7 @@ class Entry:
     text: str  # the meaning or the definition (MyST)
     where: str  # a label
     source: str  # "notation/x.yml, symbols[2]"
+    pages: tuple[str, ...] = ()  # other pages whose maths may use the symbol's letter
 
 
 @dataclass(frozen=True)
@@ -114,10 +122,13 @@ def _entries(path: Path, kind: str, items) -> list[Entry]:
         if not isinstance(item, dict):
             raise NotationError(f"{at}: an entry must be a mapping with keys {', '.join(FIELDS[kind])}, "
                                 f"got {item!r}")
-        unknown = sorted(set(item) - set(FIELDS[kind]))
+        unknown = sorted(set(item) - set(FIELDS[kind]) - set(OPTIONAL[kind]))
         if unknown:
             raise NotationError(f"{at}: unknown key(s) {', '.join(map(str, unknown))}; "
-                                f"the keys are {', '.join(FIELDS[kind])}")
+                                f"the keys are {', '.join(FIELDS[kind] + OPTIONAL[kind])}")
+        pages = item.get("pages", [])
+        if not isinstance(pages, list) or not all(isinstance(p, str) and p.strip() for p in pages):
+            raise NotationError(f"{at}: 'pages' must be a list of page names, got {pages!r}")
         for field in FIELDS[kind]:
             value = item.get(field)
             if not isinstance(value, str) or not value.strip():
@@ -127,7 +138,8 @@ def _entries(path: Path, kind: str, items) -> list[Entry]:
         if not LABEL.fullmatch(item["where"]):
             raise NotationError(f"{at}: 'where' must be one label (letters, digits, - _ . :), "
                                 f"got {item['where']!r}")
-        out.append(Entry(kind, item[name_field].strip(), item[text_field].strip(), item["where"], at))
+        out.append(Entry(kind, item[name_field].strip(), item[text_field].strip(), item["where"], at,
+                         tuple(p.strip() for p in pages)))
     return out
 
 
@@ -148,10 +160,15 @@ def load(root: Path) -> list[Page]:
             continue
         if not isinstance(data, dict):
             raise NotationError(f"notation/{path.name}: must be a mapping with keys symbols, terms")
-        unknown = sorted(set(data) - set(FIELDS))
+        unknown = sorted(set(data) - set(FIELDS) - set(LETTER_KEYS))
         if unknown:
             raise NotationError(f"notation/{path.name}: unknown key(s) {', '.join(map(str, unknown))}; "
-                                "the keys are symbols, terms")
+                                "the keys are symbols, terms, bound, pending")
+        for key in LETTER_KEYS:
+            value = data.get(key) or {}
+            if not isinstance(value, dict) or not all(
+                    isinstance(k, str) and isinstance(v, str) and v.strip() for k, v in value.items()):
+                raise NotationError(f"notation/{path.name}: '{key}' must map letters to reasons, got {value!r}")
         if path.stem not in by_stem:
             raise NotationError(f"notation/{path.name}: no page named {path.stem!r} in _toc.yml "
                                 "(name the file after the chapter that defines its entries)")

@@ -31,17 +31,31 @@ Without parts in ``_toc.yml`` (or in another builder) it changes nothing.  The
 table of contents is named "Contents", not after the first part (Sphinx takes
 the first toctree caption of the root document as its name).
 
-The PDF prints nothing that the site folds (issue #26), ``PdfHiddenCells``:
+The PDF prints no code that the site folds (issue #26), and every table and
+figure, folded or not (issue 33), ``PdfHiddenCells``:
 
 * the source of a code cell tagged ``hide-input`` or ``hide-cell`` (plotting
-  code, folded checks) is left out; where the fold's button has a text of its
-  own (cell metadata ``mystnb: code_prompt_show: "Check: ..."``), that line is
-  printed in its place, in italics;
-* the output of a cell tagged ``hide-output`` or ``hide-cell`` is printed only
-  if it is short (at most ``SHORT_OUTPUT`` lines of text); a longer text (a
-  216-row table) is cut to its first ``FIRST_LINES`` lines and a line saying
-  how many more the site holds, and a folded figure or rich output becomes one
-  line saying that the site shows it.
+  code, folded checks) is left out.  Where the fold's button has a text of its
+  own (cell metadata ``mystnb: code_prompt_show: "Check: ..."``) and an output
+  follows, that line is printed in its place, in italics, as the output's
+  title.  A titled cell that prints nothing (a check made of assertions) leaves
+  no line where it stood: a title that introduces nothing reads as debris (issue
+  33 counted 90 of them).  Instead each section ends its own text (before its
+  first subsection) with one note that counts its such checks, names what each
+  checks and says where they are: the notebook and its page of the book's HTML
+  version (``unprinted_note``);
+* the output of a cell tagged ``hide-output`` or ``hide-cell`` is printed by
+  kind: a text printout of at most ``SHORT_OUTPUT`` lines whole, a longer one
+  cut to its first ``FIRST_LINES`` lines and a line saying how many more the
+  site holds; a table (Markdown, from glue or display) and a figure are printed,
+  a table of more than ``LONG_TABLE`` rows (a page) cut to its header and first
+  ``FIRST_ROWS`` rows and a note; only an output LaTeX cannot print at all (HTML
+  without a text form) becomes a line saying that the site shows it.
+
+A box (sphinx-proof's statements, exercises, admonitions) that opens with a
+display (or a short paragraph and a display) gets a ``\\needspace`` as tall as
+that opening (``PdfBoxOpenings``): LaTeX may not break between a box's title and
+a display, so at a page's foot the two ran into the footer.
 
 A printed output that the site shows but that runs over more than
 ``LONG_OUTPUT`` lines (a table of 60 rows fills two pages) is cut the same way in
@@ -190,6 +204,9 @@ class PdfStructure(SphinxPostTransform):
             self.document += _raw(BIBLIOGRAPHY_IN_PLACE)
 
 
+LONG_OUTPUT = 30   # lines of a shown text output printed whole in the PDF (about half a page)
+FIRST_ROWS = 20    # lines of a longer one printed, with a note
+LONG_TABLE = 60    # rows of a folded table printed whole (about a page); a longer one: FIRST_ROWS
 SHORT_OUTPUT = 15   # lines of a folded text output printed whole
 FIRST_LINES = 8     # lines of a longer one printed, with a line saying what is left out
 DEFAULT_PROMPT = "{type}"  # myst-nb's own button texts ("Show code cell {type}") hold it
@@ -207,8 +224,40 @@ def _folded_note(text: str) -> nodes.paragraph:
     return para
 
 
-def _shorten_output(output: nodes.Element) -> None:
-    """A folded output, as the PDF prints it (in place)."""
+def _prints_in_latex(node: nodes.Node) -> bool:
+    """Whether the LaTeX writer prints anything of ``node``: raw output of another
+    format (an HTML-only output) prints nothing."""
+    if isinstance(node, nodes.raw):
+        return "latex" in node.get("format", "").split()
+    if isinstance(node, (nodes.Text, nodes.image, nodes.math, nodes.math_block)):
+        return True
+    return any(_prints_in_latex(child) for child in node.children)
+
+
+def cut_long_table(table: nodes.table, page: str) -> nodes.paragraph | None:
+    """A table of more than LONG_TABLE body rows cut to its header and first
+    FIRST_ROWS rows (in place); returns the note saying so, to go after it, or None
+    for a table that stays whole."""
+    bodies = list(table.findall(nodes.tbody))
+    if len(bodies) != 1:
+        return None
+    rows = [row for row in bodies[0].children if isinstance(row, nodes.row)]
+    if len(rows) <= LONG_TABLE:
+        return None
+    for row in rows[FIRST_ROWS:]:
+        bodies[0].remove(row)
+    if "longtable" in table["classes"]:
+        table["classes"].remove("longtable")
+    return _folded_note(f"The first {FIRST_ROWS} of the {len(rows)} rows of this table; "
+                        f"the book's HTML version holds it whole ({page}).")
+
+
+def _shorten_output(output: nodes.Element, page: str = "the book's HTML version") -> None:
+    """A folded output, as the PDF prints it (in place), by kind: a text printout of
+    more than SHORT_OUTPUT lines is cut to its first FIRST_LINES lines and a note; a
+    table (Markdown from glue or display, a figure's data) and a figure are printed,
+    a table of more than LONG_TABLE rows cut to its first FIRST_ROWS and a note; an
+    output that LaTeX cannot print at all (HTML only) becomes a note."""
     for child in list(output.children):
         if isinstance(child, nodes.literal_block):
             lines = child.astext().rstrip("\n").split("\n")
@@ -221,13 +270,14 @@ def _shorten_output(output: nodes.Element) -> None:
             note = _folded_note(f"... {rest} more lines of this output: folded on the site "
                                 "(the book's HTML version).")
             output.insert(output.index(child) + 1, note)
+        elif not _prints_in_latex(child):
+            output.replace(child, _folded_note("This output is shown only on the site "
+                                               f"(the book's HTML version, {page})."))
         else:
-            output.replace(child, _folded_note("This output is folded on the site "
-                                               "(the book's HTML version)."))
-
-
-LONG_OUTPUT = 30   # lines of a shown text output printed whole in the PDF (about half a page)
-FIRST_ROWS = 20    # lines of a longer one printed, with a note
+            for table in list(child.findall(nodes.table)):
+                note = cut_long_table(table, page)
+                if note is not None:
+                    table.parent.insert(table.parent.index(table) + 1, note)
 
 
 def site_page(docname: str, baseurl: str = "") -> str:
@@ -281,30 +331,109 @@ class PdfLongOutputs(SphinxPostTransform):
             cut_long_output(output, site_page(docname, baseurl))
 
 
+def _docnames(document: nodes.document, default: str) -> dict[int, str]:
+    """The page (docname) of each code cell of the assembled LaTeX document: the
+    builder puts each page's doctree in a start_of_file node (a nested page, later
+    in the walk, wins)."""
+    page_of = {}
+    for part in [document, *document.findall(addnodes.start_of_file)]:
+        docname = part.get("docname", default)
+        for cell in part.findall(nodes.container):
+            if cell.get("nb_element") == "cell_code":
+                page_of[id(cell)] = docname
+    return page_of
+
+
+def _heading_section(node: nodes.Node) -> nodes.Element | None:
+    """The innermost section with a heading around ``node`` (sphinx-proof's content
+    sections have none)."""
+    parent = node.parent
+    while parent is not None:
+        if isinstance(parent, nodes.section) and parent.children and isinstance(parent[0], nodes.title):
+            return parent
+        parent = parent.parent
+    return None
+
+
+def _has_output(cell: nodes.Element) -> bool:
+    """Whether the PDF prints an output of ``cell`` (a glue without display has none)."""
+    return any(child.get("nb_element") == "cell_code_output" and _prints_in_latex(child)
+               for child in cell.children if isinstance(child, nodes.Element))
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}" if n == 1 else f"{n} {word}s"
+
+
+def unprinted_note(checks: list[str], code: list[str], notebook: str, page: str) -> nodes.paragraph:
+    """The one paragraph that stands, at the end of a section's own text, for the
+    section's folded cells that print nothing: how many checks, what each checks
+    (the fold's text), and where they are."""
+    said = []
+    if checks:
+        said.append(f"{_plural(len(checks), 'executed check')} ({'; '.join(checks)})")
+    if code:
+        said.append(f"code ({'; '.join(code)})")
+    return _folded_note(f"Not printed here: {' and '.join(said)}, in the notebook {notebook} "
+                        f"and on its page of the book's HTML version ({page}).")
+
+
 class PdfHiddenCells(SphinxPostTransform):
-    """What the site folds, the PDF leaves out (see the module's docstring)."""
+    """What the site folds, the PDF leaves out (see the module's docstring).
+
+    A folded source is replaced by its fold's own text ("Check: ...") when an output
+    follows it; one that prints nothing leaves no line where it stood (a title that
+    introduces nothing), and each section's such cells are named in one note at the
+    end of the section's own text (``unprinted_note``)."""
 
     builders = ("latex",)
     # myst-nb folds cells for HTML at 199 (HideInputCells); before pdf_structure
     default_priority = 199
 
     def run(self, **kwargs) -> None:
+        baseurl = getattr(self.config, "html_baseurl", "") or ""
+        page_of = _docnames(self.document, self.env.docname)
+        unprinted: dict[int, tuple[nodes.Element, str, list[str], list[str]]] = {}
         for cell in list(self.document.findall(nodes.container)):
             mode = cell.get("hide_mode")
             if cell.get("nb_element") != "cell_code" or not mode:
                 continue
+            docname = page_of.get(id(cell), self.env.docname)
+            page = site_page(docname, baseurl)
             for child in list(cell.children):
                 element = child.get("nb_element")
-                if element == "cell_code_source" and mode in ("all", "input", "input+output"):
-                    prompt = str(cell.get("prompt_show") or "")
-                    if prompt and DEFAULT_PROMPT not in prompt:
-                        cell.replace(child, _folded_note(pdf_prompt(prompt)))
+                if element == "cell_code_output" and mode in ("all", "output", "input+output"):
+                    _shorten_output(child, page)
+            for child in list(cell.children):
+                hidden = mode in ("all", "input", "input+output")
+                if child.get("nb_element") != "cell_code_source" or not hidden:
+                    continue
+                prompt = str(cell.get("prompt_show") or "")
+                titled = prompt and DEFAULT_PROMPT not in prompt
+                if titled and _has_output(cell):
+                    cell.replace(child, _folded_note(pdf_prompt(prompt)))
+                    continue
+                cell.remove(child)
+                if titled:
+                    section = _heading_section(cell)
+                    key = id(section) if section is not None else id(self.document)
+                    entry = unprinted.setdefault(key, (section, docname, [], []))
+                    text = pdf_prompt(prompt)
+                    if text.startswith("Check: "):
+                        entry[2].append(text.removeprefix("Check: "))
                     else:
-                        cell.remove(child)
-                elif element == "cell_code_output" and mode in ("all", "output", "input+output"):
-                    _shorten_output(child)
-            if not cell.children:
+                        entry[3].append(text.removeprefix("Code: "))
+            if not cell.children or not any(_prints_in_latex(c) for c in cell.children):
                 cell.parent.remove(cell)
+        for section, docname, checks, code in unprinted.values():
+            if section is None:
+                continue  # not expected: a notebook's cells stand under its title
+            note = unprinted_note(checks, code, self.env.doc2path(docname, False),
+                                  site_page(docname, baseurl))
+            # the section's own text ends before its first subsection
+            at = next((k for k, child in enumerate(section.children) if isinstance(child, nodes.section)),
+                      len(section.children))
+            section.insert(at, note)
 
 
 # (longest line, font size): the first that the block's longest line fits
@@ -335,6 +464,94 @@ class PdfWideVerbatim(SphinxPostTransform):
             at = parent.index(block)
             parent.insert(at + 1, _raw(r"\endgroup"))
             parent.insert(at, _raw(r"\begingroup\fvset{fontsize=" + size + "}"))
+
+
+# -- a box that opens with a display keeps its title on the display's page -------------
+
+TITLE_CHARS = 90        # characters of a box's title a line (bold, the text width less the padding)
+LINE_CHARS = 110        # characters of a paragraph a line
+# Calibrated on the book's boxes, each set at a page's foot with exactly its
+# \needspace left (scripts/pdf_tools.py boxes): at 1.5 and 1.5 seven of 18 ran
+# 7 to 24 pt into the footer (a display line with limits or a fraction is two
+# baselines tall; a box that ends with its display adds its bottom padding).
+DISPLAY_LINE = 2.0      # a line of a display (fractions, sums), in baselines
+DISPLAY_SKIPS = 1.5     # the space above and below a display, in baselines
+BOX_FRAME = 2.5         # the title row's padding and the box's top and bottom, in baselines
+SHORT_LEAD = 2          # a paragraph of at most this many lines before a display is part of the opening
+
+
+def _body_start(box: nodes.Element) -> list[nodes.Node]:
+    """The first elements of a box's body: after its title, inside the untitled
+    wrappers (sphinx-proof's content section)."""
+    children = [c for c in box.children if not isinstance(c, (nodes.title, nodes.target, nodes.comment))]
+    while (len(children) >= 1 and isinstance(children[0], (nodes.section, nodes.container, nodes.compound))
+           and not (children[0].children and isinstance(children[0][0], nodes.title))
+           and children[0].get("nb_element") is None):
+        children = [c for c in children[0].children if not isinstance(c, (nodes.target, nodes.comment))]
+    return children
+
+
+def display_lines(latex: str) -> int:
+    """The lines of a display: one more than its line breaks (aligned, split)."""
+    return latex.count("\\\\") + 1 - len(re.findall(r"\\\\\s*$", latex.strip()))
+
+
+def opening_lines(box: nodes.Element) -> int | None:
+    """How many baselines a box's opening takes that LaTeX cannot break (its title,
+    a short paragraph and the display after it: no page break may stand before a
+    display), when the box opens with a display; None when it opens with text."""
+    title = next((c for c in box.children if isinstance(c, nodes.title)), None)
+    title_lines = math.ceil(len(title.astext()) / TITLE_CHARS) if title is not None else 0
+    body = _body_start(box)
+    lead = 0
+    if len(body) >= 2 and isinstance(body[0], nodes.paragraph) and isinstance(body[1], nodes.math_block):
+        lead = math.ceil(len(body[0].astext()) / LINE_CHARS)
+        if lead > SHORT_LEAD:
+            return None
+        body = body[1:]
+    if not body or not isinstance(body[0], nodes.math_block):
+        return None
+    height = (title_lines + BOX_FRAME + lead + DISPLAY_LINE * display_lines(body[0].astext())
+              + DISPLAY_SKIPS + 1)  # and the line after it
+    return math.ceil(height)
+
+
+class PdfBoxOpenings(SphinxPostTransform):
+    """A box (sphinx-proof's statements, exercises, admonitions) that opens with a
+    display: LaTeX cannot break between its title and the display, so at the foot
+    of a page the two ran into the footer (Proposition 9.2 stood 17.7 pt too high,
+    issue 33).  A ``\\needspace`` before the box, as tall as that opening, moves the
+    box to the next page when the opening does not fit."""
+
+    builders = ("latex",)
+    default_priority = 200
+
+    def run(self, **kwargs) -> None:
+        for box in list(self.document.findall(_draws_a_box)):
+            parent = box.parent
+            if parent is None or any(_draws_a_box(a) or isinstance(a, nodes.table) for a in _ancestors(box)):
+                continue  # inside another box or a table the page's height is not known
+            lines = opening_lines(box)
+            if lines is None:
+                continue
+            at = parent.index(box)
+            # before the index entries and labels that lead to the box: they go with it
+            while at and isinstance(parent[at - 1], (addnodes.index, nodes.target)):
+                at -= 1
+            parent.insert(at, _raw(rf"\needspace{{{lines}\baselineskip}}"))
+
+
+def _draws_a_box(node: nodes.Node) -> bool:
+    """Whether LaTeX draws ``node`` as a box: an admonition, except sphinx-proof's
+    proof node (a wrapper that writes nothing; its admonition inside is the box)."""
+    return isinstance(node, nodes.Admonition) and type(node).__name__ != "proof_node"
+
+
+def _ancestors(node: nodes.Node):
+    parent = node.parent
+    while parent is not None:
+        yield parent
+        parent = parent.parent
 
 
 # -- tables: columns from their content (module docstring) ---------------------------------
@@ -629,5 +846,6 @@ def setup(app):
     app.add_post_transform(PdfLongOutputs)
     app.add_post_transform(PdfWideVerbatim)
     app.add_post_transform(PdfTableWidths)
+    app.add_post_transform(PdfBoxOpenings)
     app.connect("config-inited", _contents_name)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

@@ -27,6 +27,10 @@ as the CPU seconds of the browser's renderers in the same span
 formulas the page leaves to a MathJax in the browser (none: the maths is typeset
 at build time, _ext/mathjax_prerender.py); the last lines of its output say
 these, with the median and the slowest pages (issue 33 item 10).
+It also compares, at both widths, each page's height at load (the sections
+the browser lays out lazily at their estimated heights, _ext/section_heights.py)
+with its height laid out whole, and prints the range and the furthest pages
+(``page_heights``; tests/test_book_build.py bounds them by ``HEIGHT_TOLERANCE``).
 ``--json FILE`` writes the verdict of every page and width.
 
 With ``--screenshots DIR`` (``make screenshots``, a review tool, not a test),
@@ -491,11 +495,15 @@ WHOLE_PAGE = """(() => {
 })()"""
 
 
-def _seen(browser: _DevTools) -> dict:
-    """What the page now loaded in ``browser`` shows at the current window size."""
+def _seen(browser: _DevTools, thread: float | None = None) -> dict:
+    """What the page now loaded in ``browser`` shows at the current window size
+    (``thread``: the renderers' CPU seconds when its maths was typeset, if
+    already taken)."""
     browser.evaluate(SETTLE.format(ms=300))
-    thread = renderer_time(browser)
+    if thread is None:
+        thread = renderer_time(browser)
     browser.evaluate(WHOLE_PAGE)
+    height = browser.evaluate(HEIGHT_NOW)
     dom = browser.evaluate("document.documentElement.outerHTML")
     overflow = browser.evaluate(OVERFLOW)
     equations = equation_problems(browser)
@@ -507,6 +515,7 @@ def _seen(browser: _DevTools) -> dict:
             "console": [p for p in map(_problem, browser.events) if p],
             "view": overflow["view"], "wide": overflow["wide"], "culprits": overflow["culprits"],
             "equations": equations, "wide_equations": wide["display"], "wide_inline": wide["inline"],
+            "height_full": height,
             "wide_code": wide["code"],
             # issue 33 item 10: the page's own timeline (TIMING)
             "typeset_ms": browser.evaluate("window.__egmTypeset || null"), "thread_s": thread,
@@ -537,15 +546,37 @@ def warm(browser: _DevTools, url: str) -> None:
     browser.events.clear()
 
 
-def check_page(browser: _DevTools, url: str) -> dict:
+# Issue 33 (the site on a phone): the page's height as the browser has it now
+# (its scroll bar's length): before the page is laid out whole (WHOLE_PAGE), the
+# sections it lays out lazily count with their estimated heights
+# (contain-intrinsic-size, _ext/section_heights.py); after, with their own.
+HEIGHT_NOW = "document.documentElement.scrollHeight"
+
+
+def check_page(browser: _DevTools, url: str, other_widths=(), width: int = LOAD_WIDTH) -> dict:
     """Load ``url`` once in ``browser`` and return what the page shows, with
     ``cpu_s``: the renderers' CPU seconds from navigation to typeset maths
-    (issue 33 item 10; the page's own timeline, ``typeset_ms``, is a clock)."""
+    (issue 33 item 10; the page's own timeline, ``typeset_ms``, is a clock),
+    and ``heights_at_load``: the page's height once loaded (its lazily laid-out
+    sections at their estimates) at this width and, resized, at each of
+    ``other_widths`` (the sections near the top, laid out at the first width,
+    are laid out again at the next), by width."""
     browser.events.clear()
     before = renderer_time(browser)
     browser.call("Page.navigate", wait_event="Page.loadEventFired", url=url)
-    seen = _seen(browser)
+    browser.evaluate(SETTLE.format(ms=300))
+    thread = renderer_time(browser)
+    heights = {width: browser.evaluate(HEIGHT_NOW)}
+    for other in other_widths:
+        set_width(browser, other)
+        browser.evaluate(NEXT_FRAME)
+        heights[other] = browser.evaluate(HEIGHT_NOW)
+    if other_widths:
+        set_width(browser, width)
+        browser.evaluate(NEXT_FRAME)
+    seen = _seen(browser, thread)
     seen["cpu_s"] = round(seen["thread_s"] - before, 3)
+    seen["heights_at_load"] = heights
     return seen
 
 
@@ -564,11 +595,14 @@ def check_page_at_widths(browser: _DevTools, url: str, widths=WIDTHS) -> dict:
     for k, width in enumerate(widths):
         set_width(browser, width)
         if k == 0:
-            seen[width] = check_page(browser, url)
+            seen[width] = check_page(browser, url, widths[1:], width)
+            at_load = seen[width].pop("heights_at_load")
         else:
             browser.events.clear()
             browser.evaluate(NEXT_FRAME)
             seen[width] = _seen(browser)
+    for width in widths:
+        seen[width]["height_at_load"] = at_load.get(width)
     return seen
 
 
@@ -733,12 +767,36 @@ def speed_and_width(report: dict, load: tuple[float, ...] | None = None) -> dict
         lines.append(f"renderer CPU, navigation to typeset maths at {LOAD_WIDTH} px: median "
                      f"{statistics.median(cpu.values()):.2f} s; "
                      "slowest " + ", ".join(f"{r} {s:.2f} s" for r, s in by_cpu[:5]))
+    # the page's height at load against its height laid out, at each width
+    # (issue 33, the site on a phone: the scroll bar's length while reading)
+    heights = page_heights(report)
+    for width, ratios in heights.items():
+        off = sorted(ratios.items(), key=lambda kv: -abs(kv[1] - 1))
+        lines.append(f"page height at load over its height laid out at {width} px: "
+                     f"{min(ratios.values()):.2f} to {max(ratios.values()):.2f} over {len(ratios)} pages "
+                     f"(within {HEIGHT_TOLERANCE:.0%} of 1); furthest " + ", ".join(f"{r} {x:.2f}" for r, x in off[:3]))
     if load:
         lines.append("machine load (1-minute average) at the start and end of the check: "
                      + " and ".join(f"{x:.1f}" for x in load))
     lines.append(f"formulas left to the browser's MathJax: {sum(client.values())}")
     return {"wide": wide, "inline": inline, "code": code, "times": times, "median": median, "client": client, "cpu": cpu,
-            "text": "\n".join(lines)}
+            "heights": heights, "text": "\n".join(lines)}
+
+
+HEIGHT_TOLERANCE = 0.25  # a page's height at load may be this far (relative) from its laid-out height
+
+
+def page_heights(report: dict) -> dict[int, dict[str, float]]:
+    """Each page's height at load over its height laid out whole, by width
+    (issue 33, the site on a phone: the sections the browser lays out lazily
+    count with their estimated heights until then, so this is how far the
+    scroll bar at load is from the one the reader ends with)."""
+    out: dict[int, dict[str, float]] = {}
+    for rel, verdict in report.items():
+        for width, seen in verdict.get("widths", {}).items():
+            if seen and seen.get("height_at_load") and seen.get("height_full"):
+                out.setdefault(int(width), {})[rel] = seen["height_at_load"] / seen["height_full"]
+    return dict(sorted(out.items()))
 
 
 def main(argv: list[str]) -> int:

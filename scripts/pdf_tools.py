@@ -13,6 +13,14 @@
     text block: overfull lines wider than ``OVERFULL_PT``, pages taller than
     the text block by more than ``OVERFULL_VBOX_PT`` and figures taller
     than the page (``layout_problems``; tests/test_pdf_structure.py fails on them).
+
+``python scripts/pdf_tools.py boxes _build/latex``
+    The worst case of every ``\\needspace`` that _ext/pdf_structure.py puts
+    before a box opening with a display: each such box is set at the foot of a
+    page of its own with exactly its \\needspace left (``stress_tex``), one
+    pdflatex run (about half a minute), and each box that then runs more than
+    ``OVERFULL_VBOX_PT`` into the footer is printed: its estimate is too small.
+    A review tool, not part of `make test`.
 """
 
 from __future__ import annotations
@@ -135,9 +143,57 @@ def check(log_path: Path) -> int:
     return 0
 
 
+_NEEDSPACE = re.compile(r"\\needspace\{(\d+)\\baselineskip\}")
+
+
+def stress_tex(tex: str) -> tuple[str, int]:
+    """``tex`` with each ``\\needspace{N\\baselineskip}`` on a new page, after a
+    space that leaves exactly N baselines (and a marker in the log); and how many."""
+    count = 0
+
+    def at_the_foot(match: re.Match) -> str:
+        nonlocal count
+        count += 1
+        lines = match.group(1)
+        return (r"\clearpage\noindent\vspace*{\dimexpr\textheight-" + lines + r"\baselineskip-\topskip\relax}"
+                r"\par\typeout{EGMBOX " + str(count) + " " + lines + "}\n" + match.group(0))
+
+    return _NEEDSPACE.sub(at_the_foot, tex), count
+
+
+def stress_problems(log: str) -> list[str]:
+    """Each stressed box (its number and \\needspace) followed in the log by a page
+    more than OVERFULL_VBOX_PT too high before the next box."""
+    joined = re.sub(r"(?m)^(.{79})\n", r"\1", log)
+    out = []
+    for box, lines, rest in re.findall(r"^EGMBOX (\d+) (\d+)$(.*?)(?=^EGMBOX |\Z)", joined, re.M | re.S):
+        worst = max((float(pt) for pt, _ in OVERFULL_VBOX.findall(rest)), default=0.0)
+        if worst > OVERFULL_VBOX_PT:
+            out.append(f"box {box} (needspace {lines} lines): {worst:.1f} pt too high")
+    return out
+
+
+def boxes(latex: Path) -> int:
+    tex = (latex / "egm-book.tex").read_text(encoding="utf-8")
+    stressed, count = stress_tex(tex)
+    (latex / "egm-stress.tex").write_text(stressed, encoding="utf-8")
+    subprocess.run(["pdflatex", "-interaction=nonstopmode", "egm-stress.tex"], cwd=latex,
+                   capture_output=True, timeout=900)
+    log = (latex / "egm-stress.log").read_text(encoding="latin-1")
+    found = re.findall(r"^EGMBOX", log, re.M)
+    problems = stress_problems(log)
+    print(f"{count} boxes with a \\needspace, {len(found)} set at a page's foot; "
+          f"{len(problems)} run into the footer")
+    for problem in problems:
+        print("  " + problem)
+    return 1 if problems or len(found) != count else 0
+
+
 def main(argv: list[str]) -> int:
     if argv[:1] == ["needs"]:
         return needs()
+    if argv[:1] == ["boxes"] and len(argv) == 2:
+        return boxes(Path(argv[1]))
     if argv[:1] == ["check"] and len(argv) == 2:
         return check(Path(argv[1]))
     print(__doc__)

@@ -8,10 +8,18 @@
 * A tiny Sphinx project with a sample yml renders the symbol table (with links to an
   equation, a section and a sphinx-proof definition) and the glossary, and its LaTeX
   puts the glossary term into the index.
+* One meaning per letter in the prose (issue 33 item 5, _ext/letters.py): every single
+  Latin or Greek letter in the maths of every page (markdown, fold titles, errata texts)
+  is the letter of a notation entry listed for that page (the entry's own page or its
+  ``pages``), or declared ``bound`` (a dummy variable) or ``pending`` (a second meaning
+  still to be renamed, counted) in that page's notation file.  A planted chapter shows
+  that a second meaning or an unregistered letter fails.
 """
 
 from __future__ import annotations
 
+import functools
+import json
 import re
 import subprocess
 import sys
@@ -23,6 +31,7 @@ import yaml
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "_ext"))
 
+import letters  # noqa: E402
 import notation  # noqa: E402
 
 FILES = sorted((ROOT / "notation").glob("*.yml"))
@@ -37,11 +46,14 @@ def test_there_is_notation():
 @pytest.mark.parametrize("path", FILES, ids=lambda p: p.name)
 def test_file_format(path: Path):
     data = yaml.safe_load(path.read_text())
-    assert isinstance(data, dict) and set(data) <= {"symbols", "terms"}, path.name
+    assert isinstance(data, dict) and set(data) <= {"symbols", "terms", "bound", "pending"}, path.name
     for kind, fields in notation.FIELDS.items():
         for item in data.get(kind) or []:
-            assert set(item) == set(fields), (path.name, item)
+            assert set(fields) <= set(item) <= set(fields) | set(notation.OPTIONAL[kind]), (path.name, item)
             assert all(isinstance(item[f], str) and item[f].strip() for f in fields), (path.name, item)
+    for key in notation.LETTER_KEYS:
+        for letter, why in (data.get(key) or {}).items():
+            assert len(letters._letter(letter)) == 1 and why.strip(), (path.name, key, letter)
 
 
 def test_all_files_load_together():
@@ -81,8 +93,11 @@ GOOD = ("symbols:\n  - symbol: '\\sigma'\n    meaning: 'a scale'\n    where: ch-
                              "    where: ch-eq\n", 1)}, r"duplicate symbol '\\\\sigma'"),
     ({"ch.yml": GOOD, "intro.yml": "terms:\n  - term: 'Clipping  Probability'\n"
                                     "    definition: 'x'\n    where: y\n"}, r"duplicate term"),
+    ({"ch.yml": GOOD.replace("where: ch-eq", "where: ch-eq\n    pages: ch")}, r"'pages' must be a list"),
+    ({"ch.yml": GOOD + "bound:\n  - t\n"}, r"'bound' must map letters to reasons"),
+    ({"ch.yml": GOOD + "pending:\n  t: ''\n"}, r"'pending' must map letters to reasons"),
 ], ids=["unknown-key", "missing", "empty", "top-key", "not-mapping", "dollars", "label",
-        "no-page", "dup-symbol", "dup-term"])
+        "no-page", "dup-symbol", "dup-term", "pages-not-list", "bound-not-mapping", "pending-empty"])
 def test_malformed_files_are_refused(tmp_path: Path, files, message):
     root = _project(tmp_path, files)
     with pytest.raises(notation.NotationError, match=message) as err:
@@ -218,3 +233,110 @@ def test_tiny_build_stops_on_a_malformed_file(tmp_path: Path):
     proc = _sphinx(tmp_path, "html", {"ch.yml": GOOD.replace("where: ch-eq", "where: ch-eq\n    note: x")})
     assert proc.returncode != 0
     assert "Notation and glossary: notation/ch.yml, symbols[0]: unknown key(s) note" in proc.stdout + proc.stderr
+
+
+# ---------------------------------------------------------------- one meaning per letter, in the prose
+
+# Pages whose letters are not checked (none: state_of_the_art joined when sota landed).
+NOT_YET_CHECKED: tuple[str, ...] = ()
+# Second meanings still to be renamed, declared as `pending` in notation/*.yml: this
+# number may only go down (each rename lowers it).
+PENDING_AT_MOST = 82
+
+
+@functools.cache
+def _registry() -> letters.Registry:
+    return letters.registry(ROOT)
+
+
+def test_every_letter_of_the_prose_has_its_one_meaning():
+    """Every single letter in the maths of every page (markdown, fold titles, errata
+    texts) is a registered letter listed for that page, or declared bound or pending
+    there; the message names the letter, the page and the cells."""
+    found = letters.check(ROOT, skip=NOT_YET_CHECKED)
+    assert found == [], "letters without their one meaning:\n" + "\n".join(found)
+
+
+def test_pending_second_meanings_only_shrink():
+    reg = _registry()
+    pending = sorted(f"{page}: {letter} ({why})" for page, items in reg.pending.items()
+                     for letter, why in items.items())
+    assert len(pending) <= PENDING_AT_MOST, "new second meanings:\n" + "\n".join(pending)
+    if len(pending) < PENDING_AT_MOST:
+        pytest.fail(f"{len(pending)} pending second meanings: lower PENDING_AT_MOST to {len(pending)}")
+
+
+def test_a_letter_is_not_both_a_meaning_and_bound_on_one_page():
+    reg = _registry()
+    both = sorted((page, letter) for kind in (reg.bound, reg.pending) for page, items in kind.items()
+                  for letter in items if page in reg.pages.get(letter, set()))
+    assert both == [], f"declared bound or pending where the letter's meaning is listed: {both}"
+
+
+def test_one_plain_entry_per_letter():
+    """A letter may head several entries only as decorated symbols (σ_opt, σ_*, ...):
+    two entries that are the bare letter (with at most an argument, as F(b)) would be
+    two meanings of one letter."""
+    plain: dict[str, list[str]] = {}
+    for page in notation.load(ROOT):
+        for entry in page.symbols:
+            for part in re.split(r",\s*", entry.name):
+                if re.fullmatch(r"\\?[A-Za-z]+(\(.*\))?", part.strip()):
+                    for letter in letters.head_letters(part):
+                        plain.setdefault(letter, []).append(entry.source)
+    assert {k: v for k, v in plain.items() if len(v) > 1} == {}
+
+
+def test_the_scanner_reads_letters_not_words():
+    assert letters.math_letters(r"\sigma_{\mathrm{opt}} + \mathbb E\lVert x\rVert + \operatorname{Err}_t") == ["σ", "x", "t"]
+    assert letters.math_letters(r"\mathcal E_n + \text{for all } k") == ["n", "k"]
+    text = ("A $t$ and\n$x +\ny$; `$z$` is code.\n```{math}\n:label: eq-a\n\\beta\n```\n"
+            "```python\nq = '$w$'\n```\n:::{prf:lemma} On $\\alpha$\nfor $s$\n:::\n")
+    assert sorted(letters.math_letters(f) for f in letters.markdown_formulas(text)) == [["s"], ["t"], ["x", "y"], ["α"], ["β"]]
+    assert letters.title_letters("Check: E[Y²] = 2σ⁴ at t = 1, a K-norm, 2 s.e.") == ["σ", "Y", "t"]
+
+
+def _letters_project(tmp: Path, chapter_md: str, yml: dict[str, str], title: str = "") -> Path:
+    (tmp / "notation").mkdir(parents=True)
+    (tmp / "chapters").mkdir()
+    (tmp / "_toc.yml").write_text("format: jb-book\nroot: intro\nchapters:\n"
+                                  "  - file: chapters/ch\n  - file: chapters/other\n")
+    for name, text in yml.items():
+        (tmp / "notation" / name).write_text(text)
+    for name, md, fold in (("ch", "# Ch\n\nLet $t$ be the deviation, $t > 0$.\n", ""),
+                           ("other", chapter_md, title)):
+        cells = [{"cell_type": "markdown", "id": "m1", "metadata": {}, "source": md},
+                 {"cell_type": "code", "id": "k1", "metadata": {"mystnb": {"code_prompt_show": fold}},
+                  "source": "", "outputs": [], "execution_count": None}]
+        (tmp / "chapters" / f"{name}.ipynb").write_text(json.dumps({"cells": cells, "metadata": {},
+                                                                    "nbformat": 4, "nbformat_minor": 5}))
+    return tmp
+
+
+T_ENTRY = "symbols:\n  - symbol: 't'\n    meaning: 'the deviation'\n    where: ch-t\n"
+
+
+@pytest.mark.parametrize("chapter, yml, title, message", [
+    ("# Other\n\nScale $b$ by $t > 0$.\n", {}, "",
+     r"'t' means what notation/ch.yml, symbols\[0\] \(t\) says; other is not among its pages"),
+    ("# Other\n\nThe weight $q$.\n", {}, "", r"'q' has no meaning in notation/\*.yml"),
+    ("# Other\n\nNothing here.\n", {}, "Check: the noise at t = 1", r"'t' means what .*fold k1"),
+    ("# Other\n\nThe $\\beta$ of CoinPress.\n", {}, "", r"'β' has no meaning"),
+], ids=["second-meaning", "unregistered", "fold-title", "greek"])
+def test_a_planted_second_meaning_fails(tmp_path: Path, chapter, yml, title, message):
+    root = _letters_project(tmp_path, chapter, {"ch.yml": T_ENTRY, **yml}, title)
+    found = letters.check(root)
+    assert any(re.search(message, line) for line in found), found
+
+
+@pytest.mark.parametrize("chapter, yml", [
+    ("# Other\n\nThe same $t$.\n", {"ch.yml": T_ENTRY + "    pages: [other]\n"}),
+    ("# Other\n\nA sum over $k$, $\\sum_k t_k$.\n",
+     {"ch.yml": T_ENTRY + "    pages: [other]\n", "other.yml": "bound:\n  k: 'a summation index'\n"}),
+    ("# Other\n\nThe radius $C_t$.\n",
+     {"ch.yml": T_ENTRY + "  - symbol: 'C_t'\n    meaning: 'a radius'\n    where: ch-c\n    pages: [other]\n"}),
+    ("# Other\n\nPLAN's $\\beta$.\n", {"ch.yml": T_ENTRY, "other.yml": "pending:\n  '\\beta': 'a second meaning, to rename'\n"}),
+], ids=["listed", "bound", "compound", "pending"])
+def test_declared_uses_pass(tmp_path: Path, chapter, yml):
+    root = _letters_project(tmp_path, chapter, yml)
+    assert letters.check(root) == []

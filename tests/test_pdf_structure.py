@@ -383,6 +383,18 @@ def test_pdf_nothing_sticks_out_of_the_text_block(compiled_pdf):
     assert pdf_tools().layout_problems(log) == []
 
 
+def test_the_box_stress_tool_finds_a_box_too_tall_for_its_needspace():
+    """scripts/pdf_tools.py boxes (a review tool): each \\needspace of a box goes to the
+    foot of a page of its own; a box then more than 6 pt too high is named."""
+    tex = "a\\needspace{8\\baselineskip}\n\\begin{box}\nb\\needspace{9\\baselineskip}\n"
+    stressed, count = pdf_tools().stress_tex(tex)
+    assert count == 2 and stressed.count("\\clearpage") == 2
+    assert "\\textheight-8\\baselineskip" in stressed and "\\typeout{EGMBOX 2 9}" in stressed
+    log = ("EGMBOX 1 8\nOverfull \\vbox (10.48749pt too high) detected at line 14740\n"
+           "EGMBOX 2 9\nOverfull \\vbox (3.2pt too high) detected at line 15000\n")
+    assert pdf_tools().stress_problems(log) == ["box 1 (needspace 8 lines): 10.5 pt too high"]
+
+
 def pdf_tools():
     from book_builds import pdf_tools as tools
 

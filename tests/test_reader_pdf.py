@@ -9,7 +9,13 @@ tests/conftest.py: no LaTeX installation needed):
 * no line of a hidden cell's source is in the .tex's code blocks (Pygments'
   LaTeX, decoded back to text), unless the same line is also in a cell the site
   shows;
-* a long folded output is cut to its first lines and a note.
+* a long folded output is cut to its first lines and a note;
+* no output is dropped: a folded table or figure is printed (a table of more
+  than LONG_TABLE rows cut to its first rows and a note), and no result is a
+  table only HTML renders (issue 33);
+* no fold's title stands with nothing under it: a section's checks that print
+  nothing are counted and named in one note at the end of its text (issue 33);
+* a box that opens with a display has a ``\\needspace`` before it (issue 33).
 
 The decoding and the search are plain functions, tested here on a small .tex
 of their own that prints a hidden cell, so that the check cannot pass
@@ -23,6 +29,7 @@ that long (issue 33 turned its long printouts into tables).
 from __future__ import annotations
 
 import json
+import math
 import re
 import sys
 from pathlib import Path
@@ -145,7 +152,242 @@ def test_the_transform_cuts_a_long_output():
     text = output.astext()
     assert "row 0" in text and f"row {pdf_structure.FIRST_LINES}" not in text
     assert f"{216 - pdf_structure.FIRST_LINES} more lines" in text
-    assert not list(output.findall(nodes.image))
+    # a folded figure is printed (issue 33: the PDF dropped folded tables and figures)
+    assert len(list(output.findall(nodes.image))) == 1
+
+
+def _table_node(n_rows: int):
+    from docutils import nodes
+
+    table = nodes.table()
+    group = nodes.tgroup(cols=2)
+    table += group
+    group += nodes.colspec(colwidth=1)
+    group += nodes.colspec(colwidth=1)
+    head, body = nodes.thead(), nodes.tbody()
+    group += head
+    group += body
+    for part, rows in ((head, [("n", "error")]), (body, [(str(k), f"0.{k:03d}") for k in range(n_rows)])):
+        for cells in rows:
+            row = nodes.row()
+            for text in cells:
+                entry = nodes.entry()
+                entry += nodes.paragraph(text, text)
+                row += entry
+            part += row
+    return table
+
+
+def test_a_folded_table_is_printed_and_a_long_one_cut():
+    """By kind: a folded table (Markdown from glue or display) is printed, whole up to
+    LONG_TABLE rows, else its header and first FIRST_ROWS rows and a note with the
+    number of rows and the page; only an output LaTeX cannot print (HTML alone)
+    becomes a note that the site shows it."""
+    from docutils import nodes
+
+    output = nodes.container(nb_element="cell_code_output")
+    short = nodes.container(mime_type="text/markdown")
+    short += _table_node(3)
+    long = nodes.container(mime_type="text/markdown")
+    long += _table_node(216)
+    output += short
+    output += long
+    output += nodes.raw("<div>widget</div>", "<div>widget</div>", format="html")
+    pdf_structure._shorten_output(output, "chapters/x.html")
+    tables = list(output.findall(nodes.table))
+    assert [len(list(t.findall(nodes.row))) for t in tables] == [1 + 3, 1 + pdf_structure.FIRST_ROWS]
+    text = output.astext()
+    assert f"0.{pdf_structure.FIRST_ROWS - 1:03d}" in text and f"0.{pdf_structure.FIRST_ROWS:03d}" not in text
+    assert f"The first {pdf_structure.FIRST_ROWS} of the 216 rows of this table" in text
+    assert "(chapters/x.html)" in text
+    assert "widget" not in text and text.count("shown only on the site") == 1
+    assert not list(output.findall(nodes.raw))
+
+
+# The notes that stand for an output the PDF does not print: the one of issue 26
+# (issue 33: a 216-row table of zipf_experiments never reached the PDF's reader) and
+# today's, for an output that has no form LaTeX can print.
+_DROPPED_OUTPUT = re.compile(r"This output is (?:folded|shown only) on the site")
+
+
+def dropped_outputs(tex: str) -> int:
+    """How many outputs the .tex replaces with a note instead of printing them."""
+    return len(_DROPPED_OUTPUT.findall(tex))
+
+
+def test_the_dropped_output_count():
+    before = ("\\sphinxstyleemphasis{Table: every row with σₜₒₜₐₗ = 1, file against exact}\n"
+              "\\begin{sphinxuseclass}{cell_output}\n\\sphinxAtStartPar\n"
+              "\\sphinxstyleemphasis{This output is folded on the site (the book\\textquotesingle{}s HTML "
+              "version).}\n")
+    assert dropped_outputs(before) == 1
+    assert dropped_outputs("\\sphinxstyleemphasis{The first 20 of the 216 rows of this table; ...}") == 0
+
+
+def folded_tables(notebooks: list[Path]) -> list[tuple[str, int]]:
+    """(notebook, body rows) of every folded output that is a Markdown table."""
+    found = []
+    for path in notebooks:
+        for cell, tags, _ in _cells(path):
+            if not tags & set(HIDDEN_OUTPUT) or tags & set(REMOVED) or "remove-output" in tags:
+                continue
+            for output in cell.get("outputs", []):
+                md = "".join(output.get("data", {}).get("text/markdown", ""))
+                lines = [line for line in md.splitlines() if line.startswith("|")]
+                if len(lines) >= 2 and re.fullmatch(r"\|(?:\s*:?-+:?\s*\|)+", lines[1].strip()):
+                    found.append((path.stem, len(lines) - 2))
+    return found
+
+
+@pytest.mark.book
+def test_pdf_prints_folded_tables_and_figures(tex):
+    """No output is dropped from the PDF (issue 33: zipf_experiments' folded table
+    of 216 rows was one line "This output is folded on the site"); each folded
+    table longer than LONG_TABLE rows stands with its note."""
+    assert dropped_outputs(tex) == 0
+    for stem, rows in folded_tables(_book_notebooks()):
+        if rows > pdf_structure.LONG_TABLE:
+            assert f"The first {pdf_structure.FIRST_ROWS} of the {rows} rows of this table" in tex, stem
+
+
+def html_only_outputs(notebooks: list[Path]) -> list[tuple[str, int]]:
+    """(notebook, cell number) of each shown output whose best form for LaTeX is
+    HTML (a pandas DataFrame): myst-nb prints its text form in the PDF, a
+    monospace printout of the table, not a table."""
+    found = []
+    for path in notebooks:
+        for k, (cell, tags, _) in enumerate(_cells(path)):
+            if tags & set(REMOVED) or "remove-output" in tags:
+                continue
+            for output in cell.get("outputs", []):
+                kinds = set(output.get("data", {}))
+                if "text/html" in kinds and not kinds & {"text/markdown", "text/latex", "image/png",
+                                                         "image/jpeg", "application/pdf"}:
+                    found.append((path.stem, k))
+    return found
+
+
+def test_the_html_output_check(tmp_path):
+    path = tmp_path / "a.ipynb"
+    path.write_text(json.dumps({"cells": [
+        {"cell_type": "code", "metadata": {}, "source": "df", "outputs": [
+            {"output_type": "execute_result", "data": {"text/html": "<table></table>",
+                                                       "text/plain": "   a\n0  1"}}]},
+        {"cell_type": "code", "metadata": {}, "source": "t", "outputs": [
+            {"output_type": "display_data", "data": {"text/markdown": "| a |\n|--|\n| 1 |",
+                                                     "text/plain": "<Markdown>"}}]}]}))
+    assert html_only_outputs([path]) == [("a", 0)]
+
+
+def test_pdf_has_no_table_that_only_html_renders():
+    """A result table reaches the PDF as a table: Markdown (egmlib.report.markdown_table,
+    glue) or LaTeX, not pandas' HTML, which the PDF prints as its text form."""
+    assert html_only_outputs(_book_notebooks()) == []
+
+
+# -- a fold's title introduces its output, or stands in the section's note (issue 33) -------
+
+# A titled fold whose cell prints nothing: its italic title, then the end of the cell.
+_LONE_TITLE = re.compile(r"\\begin\{sphinxuseclass\}\{tag_hide-(?:input|cell)\}\s*\\sphinxAtStartPar\s*"
+                         r"\\sphinxstyleemphasis\{([^\n]*)\}\s*\\end\{sphinxuseclass\}")
+_NOTE = re.compile(r"\\sphinxstyleemphasis\{Not printed here: (?:(\d+) executed checks?)?")
+_HEADING = re.compile(r"\\(?:part|chapter|section|subsection|subsubsection|paragraph)\*?\{")
+
+
+def lone_titles(tex: str) -> list[str]:
+    """The folds' titles that the .tex prints with nothing under them."""
+    return _LONE_TITLE.findall(tex)
+
+
+def notes_per_section(tex: str) -> list[int]:
+    """How many notes of unprinted checks stand under each heading of the .tex."""
+    return [len(_NOTE.findall(part)) for part in _HEADING.split(tex)]
+
+
+def noted_checks(tex: str) -> int:
+    """How many checks the notes count."""
+    return sum(int(n or 0) for n in _NOTE.findall(tex))
+
+
+LONE_BEFORE = """\\section{Check}
+\\sphinxAtStartPar
+Check: the one call uses the same radius and the same noise standard deviations as the steps.
+
+\\begin{sphinxuseclass}{cell}
+\\begin{sphinxuseclass}{tag_hide-input}
+\\sphinxAtStartPar
+\\sphinxstyleemphasis{Check: the same radius and noise as the steps}
+
+\\end{sphinxuseclass}
+\\end{sphinxuseclass}
+\\begin{sphinxuseclass}{cell}
+\\begin{sphinxuseclass}{tag_hide-input}
+\\sphinxAtStartPar
+\\sphinxstyleemphasis{Check: 400 releases against the closed form}
+
+\\begin{sphinxuseclass}{cell_output}
+\\begin{sphinxVerbatim}[commandchars=\\\\\\{\\}]
+400 releases: 0.98 of the closed form
+\\end{sphinxVerbatim}
+
+\\end{sphinxuseclass}
+\\end{sphinxuseclass}
+\\end{sphinxuseclass}
+"""
+LONE_AFTER = LONE_BEFORE.replace(
+    "\\begin{sphinxuseclass}{cell}\n\\begin{sphinxuseclass}{tag_hide-input}\n\\sphinxAtStartPar\n"
+    "\\sphinxstyleemphasis{Check: the same radius and noise as the steps}\n\n\\end{sphinxuseclass}\n"
+    "\\end{sphinxuseclass}\n", "") + (
+    "\\sphinxAtStartPar\n\\sphinxstyleemphasis{Not printed here: 1 executed check (the same radius and "
+    "noise as the steps), in the notebook chapters/quickstart.ipynb and on its page of the book's HTML "
+    "version (chapters/quickstart.html).}\n")
+
+
+def test_the_lone_title_check():
+    assert lone_titles(LONE_BEFORE) == ["Check: the same radius and noise as the steps"]
+    assert lone_titles(LONE_AFTER) == []
+    assert noted_checks(LONE_AFTER) == 1 and notes_per_section(LONE_AFTER) == [0, 1]
+    twice = LONE_AFTER + LONE_AFTER.split("\n", 1)[1]  # two notes under one heading
+    assert max(notes_per_section(twice)) == 2
+
+
+def test_the_note_names_each_check_and_where_it_is():
+    note = pdf_structure.unprinted_note(["the radius", "400 releases"], ["read a data file"],
+                                        "chapters/x.ipynb", "chapters/x.html").astext()
+    assert note == ("Not printed here: 2 executed checks (the radius; 400 releases) and code (read a "
+                    "data file), in the notebook chapters/x.ipynb and on its page of the book's HTML "
+                    "version (chapters/x.html).")
+    assert pdf_structure.unprinted_note(["one"], [], "a.ipynb", "a.html").astext().startswith(
+        "Not printed here: 1 executed check (one), in")
+    assert website_wording(note) == []
+
+
+def silent_checks(notebooks: list[Path]) -> int:
+    """Folded checks ("Check: ..." titles on a hidden source) that print no output:
+    no stream and no display other than glue's records."""
+    count = 0
+    for path in notebooks:
+        for cell, tags, _ in _cells(path):
+            prompt = cell.get("metadata", {}).get("mystnb", {}).get("code_prompt_show", "")
+            if not prompt.startswith("Check:") or not tags & set(HIDDEN_INPUT) or tags & {"remove-cell"}:
+                continue
+            shown = [o for o in cell.get("outputs", []) if "remove-output" not in tags and (
+                o.get("output_type") == "stream" or any(not k.startswith("application/papermill")
+                                                        for k in o.get("data", {})))]
+            count += not shown
+    return count
+
+
+@pytest.mark.book
+def test_pdf_prints_no_title_that_introduces_nothing(tex):
+    """No fold's title stands with nothing under it (issue 33: 90 did); at most one
+    note a section says which checks are not printed, and the notes count every
+    silent check of the notebooks."""
+    assert lone_titles(tex) == []
+    assert max(notes_per_section(tex)) <= 1
+    silent = silent_checks(_book_notebooks())
+    assert silent > 20, "the book has checks made of assertions alone"
+    assert noted_checks(tex) == silent
 
 
 # -- the book's LaTeX source -----------------------------------------------------------------
@@ -302,16 +544,53 @@ def _stream(lines: list[str]) -> dict:
     return {"output_type": "stream", "name": "stdout", "text": "".join(f"{line}\n" for line in lines)}
 
 
+SYNTHETIC_TABLE_ROWS = 80  # more than LONG_TABLE
+SYNTHETIC_TABLE = "| n | error |\n|--:|--:|\n" + "".join(f"| {k} | 0.{k:03d} |\n"
+                                                          for k in range(SYNTHETIC_TABLE_ROWS))
+# a PNG of one pixel
+PIXEL = ("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5"
+         "ErkJggg==")
+# a box that opens with a two-line display (Proposition 9.2 of optimal_scaling)
+SYNTHETIC_BOX = ("````{note}\n```{math}\n\\begin{aligned}a &= b\\\\ c &= d\\end{aligned}\n```\n"
+                 "with a and c.\n````\n")
+
+
+def _check(cell_id: str, prompt: str, outputs: list | None = None, tags=("hide-input",)) -> dict:
+    return {"cell_type": "code", "id": cell_id, "metadata": {"tags": list(tags), "mystnb": {
+        "code_prompt_show": prompt}}, "execution_count": 1, "source": "assert True", "outputs": outputs or []}
+
+
+def _markdown(cell_id: str, source: str) -> dict:
+    return {"cell_type": "markdown", "id": cell_id, "metadata": {}, "source": source}
+
+
 def synthetic_notebook(folder: Path) -> Path:
     """A page with a folded output of 40 lines and a shown output of 60 (the cutters'
-    thresholds: SHORT_OUTPUT and LONG_OUTPUT)."""
+    thresholds: SHORT_OUTPUT and LONG_OUTPUT); a section of folded checks that print
+    nothing (two, and a folded helper), one that prints, and a subsection with one
+    more; a folded table of 80 rows, a folded figure; a box that opens with a display."""
     assert len(SYNTHETIC_FOLDED) > pdf_structure.SHORT_OUTPUT
     assert len(SYNTHETIC_SHOWN) > pdf_structure.LONG_OUTPUT
-    cells = [{"cell_type": "markdown", "id": "title", "metadata": {}, "source": "# Synthetic page\n"},
+    cells = [_markdown("title", "# Synthetic page\n"),
              {"cell_type": "code", "id": "folded", "metadata": {"tags": ["hide-output"]},
               "execution_count": 1, "source": "print_folded_table()", "outputs": [_stream(SYNTHETIC_FOLDED)]},
              {"cell_type": "code", "id": "shown", "metadata": {}, "execution_count": 2,
-              "source": "print_shown_table()", "outputs": [_stream(SYNTHETIC_SHOWN)]}]
+              "source": "print_shown_table()", "outputs": [_stream(SYNTHETIC_SHOWN)]},
+             _markdown("checks", "## Checks\n\nA claim.\n"),
+             _check("c1", "Check: the first synthetic identity"),
+             _check("c2", "Check: the second synthetic identity"),
+             _check("c3", "Show the code: the synthetic helper"),
+             _check("c4", "Check: a synthetic check that prints", [_stream(["synthetic check printed"])]),
+             _markdown("sub", "### A subsection\n\nAnother claim.\n"),
+             _check("c5", "Check: the third synthetic identity"),
+             _markdown("results", "## Folded results\n"),
+             {"cell_type": "code", "id": "table", "metadata": {"tags": ["hide-output"]}, "execution_count": 3,
+              "source": "show_table()", "outputs": [{"output_type": "display_data", "metadata": {}, "data": {
+                  "text/markdown": SYNTHETIC_TABLE, "text/plain": "<IPython.core.display.Markdown object>"}}]},
+             {"cell_type": "code", "id": "figure", "metadata": {"tags": ["hide-output"]}, "execution_count": 4,
+              "source": "plot()", "outputs": [{"output_type": "display_data", "metadata": {}, "data": {
+                  "image/png": PIXEL, "text/plain": "<Figure size 640x480 with 1 Axes>"}}]},
+             _markdown("box", "## A box\n\n" + SYNTHETIC_BOX)]
     path = folder / "page.ipynb"
     path.write_text(json.dumps({"nbformat": 4, "nbformat_minor": 5, "cells": cells, "metadata": {
         "kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"},
@@ -333,7 +612,8 @@ def synthetic_page(tmp_path_factory) -> tuple[Path, str]:
     notebook = synthetic_notebook(src)
     (src / "conf.py").write_text(
         "extensions = ['myst_nb', 'pdf_structure']\nnb_execution_mode = 'off'\n"
-        "nb_merge_streams = True\nroot_doc = 'page'\nhtml_baseurl = 'https://example.org/book/'\n"
+        "nb_merge_streams = True\nnb_render_markdown_format = 'myst'\nroot_doc = 'page'\n"
+        "html_baseurl = 'https://example.org/book/'\n"
         "latex_documents = [('page', 'page.tex', 'Synthetic', 'Nobody', 'manual')]\n")
     warnings = io.StringIO()
     with docutils_namespace():
@@ -367,6 +647,31 @@ def test_the_cutters_act_on_a_synthetic_page(synthetic_page):
     assert f"{len(SYNTHETIC_FOLDED) - pdf_structure.FIRST_LINES} more lines of this output" in tex
     assert f"The first {pdf_structure.FIRST_ROWS} of the {len(SYNTHETIC_SHOWN)} lines" in tex
     assert "HTML version prints it whole (https://example.org/book/page.html)" in tex
+
+
+@pytest.mark.book
+def test_folds_read_as_a_book_on_a_synthetic_page(synthetic_page):
+    """The synthetic page through myst-nb and the LaTeX builder: no lone title, one note
+    a section (before the subsection), the check that prints keeps its title, the
+    folded table printed and cut, the folded figure printed, the box guarded."""
+    notebook, tex = synthetic_page
+    assert silent_checks([notebook]) == 3
+    assert lone_titles(tex) == [] and noted_checks(tex) == 3
+    assert sorted(notes_per_section(tex))[-3:] == [0, 1, 1]
+    checks, sub = tex.split("{A subsection}")  # the page's title is the document's
+    assert ("Not printed here: 2 executed checks (the first synthetic identity; the second synthetic "
+            "identity) and code (the synthetic helper), in the notebook page.ipynb") in checks
+    assert "1 executed check (the third synthetic identity)" in sub
+    assert "sphinxstyleemphasis{Check: a synthetic check that prints}" in checks
+    assert "synthetic check printed" in verbatim_text(checks)
+    # the folded table: its first FIRST_ROWS rows and a note; the figure
+    assert dropped_outputs(tex) == 0
+    assert f"0.{pdf_structure.FIRST_ROWS - 1:03d}" in tex and f"0.{pdf_structure.FIRST_ROWS:03d}" not in tex
+    assert SYNTHETIC_TABLE_ROWS > pdf_structure.LONG_TABLE
+    assert f"The first {pdf_structure.FIRST_ROWS} of the {SYNTHETIC_TABLE_ROWS} rows of this table" in tex
+    assert tex.count("\\sphinxincludegraphics") == 1
+    # the box that opens with a display
+    assert boxes_opening_with_a_display(tex) == 1 and unguarded_boxes(tex) == []
 
 
 # -- nothing sticks out past the right margin (issue #26: a theorem's title ran off) -------
@@ -595,3 +900,143 @@ def test_pdf_cites_as_the_bibliography_labels(tex):
     assert len(labels) == len(set(labels))
     poulsen = [label for label in labels if label.startswith("Pou23")]
     assert len(poulsen) == 2, poulsen
+
+
+# -- a box that opens with a display keeps its title on the display's page (issue 33) -------
+
+# A box's title argument: balanced braces, three levels (a citation's link inside).
+_TITLE_ARG = r"\{(?:[^{}]|\{(?:[^{}]|\{(?:[^{}]|\{[^{}]*\})*\})*\})*\}"
+# ... and its body opens with a display, or with a paragraph of at most two source lines and
+# a display (no page break may stand before a display: the three cannot be parted)
+_BOX_OPENS_WITH_DISPLAY = re.compile(
+    r"\\begin\{sphinxadmonition\}\{\w+\}" + _TITLE_ARG
+    + r"\s*(?:\\sphinxAtStartPar\n(?:(?!\s*\n)[^\n]*\n){1,2}?)?\s*\\begin\{(?:equation|align|gather)")
+# what may stand between a \needspace and its box: labels, index entries, blank lines
+_LEAD_IN = re.compile(r"(?:\s|\\label\{(?:[^{}]|\{[^{}]*\})*\}|\\index\{(?:[^{}]|\{[^{}]*\})*\}\\ignorespaces"
+                      r"|\\phantomsection)*$")
+
+
+def boxes_opening_with_a_display(tex: str) -> int:
+    return len(_BOX_OPENS_WITH_DISPLAY.findall(tex))
+
+
+def unguarded_boxes(tex: str) -> list[str]:
+    """The start of each box that opens with a display and has no ``\\needspace``
+    before it (and its labels)."""
+    out = []
+    for match in _BOX_OPENS_WITH_DISPLAY.finditer(tex):
+        before = tex[:match.start()]
+        before = before[:_LEAD_IN.search(before).start()]
+        if not re.search(r"\\needspace\{[^{}]*\}$", before):
+            out.append(match.group(0)[:80])
+    return out
+
+
+PROPOSITION = r"""with an edge.
+
+\label{chapters/optimal_scaling:bey-prop-eq25}
+\begin{sphinxadmonition}{note}{Proposition 9.2 (The study’s constraint (25) is the exact problem)}
+
+
+\begin{equation*}
+\begin{split}\begin{aligned}
+&\min\{\sigma_{\mathrm{opt}}^2\sum_j b_j^{-2} : b \text{ satisfies (25)}\}\\
+&\quad= \min_b E(b)
+\end{aligned}\end{split}
+\end{equation*}
+\sphinxAtStartPar
+with \(E\) from \eqref{equation:chapters/optimal_scaling:bey-eq-exact-noise}.
+\end{sphinxadmonition}
+"""
+LEMMA = r"""
+\index{quadratic form@\spxentry{quadratic form}|spxpagem}\ignorespaces \label{chapters/dp:lem-quadratic}
+\begin{sphinxadmonition}{note}{Lemma 1.4 (Expectation of a quadratic form {[}\hyperlink{cite.bibliography:id6}{Bat10}{]})}
+
+
+
+\sphinxAtStartPar
+Let \(X\) be a random vector in \(\mathbb R^d\) with mean \(\mu\) and covariance
+\(\Sigma\), and \(A\) a symmetric \(d \times d\) matrix. Then
+\begin{equation}\label{equation:chapters/dp:eq-quadratic}
+\begin{split}\mathbb E\big[X^\top A X\big] = \operatorname{tr}(A \Sigma) + \mu^\top A \mu .\end{split}
+\end{equation}\end{sphinxadmonition}
+"""
+TEXT_FIRST = r"""\begin{sphinxadmonition}{note}{Definition 9.1 (The exact noise of a scaling)}
+
+\sphinxAtStartPar
+For \(b \in (0, \infty)^d\) and clipping probability \(p\) let
+\(w_j = (b_j\sigma_j)^2\) and \(C(b)^2 = \operatorname{isf}(p, w)\), the \(c\) with
+\(\Pr[\sum_j w_j Z_j^2 > c] = p\). The noise error of the study’s Algorithm 3 is
+\begin{equation}
+E(b) = 4\sigma_{\mathrm{opt}}^2\, C(b)^2 \sum_j b_j^{-2}
+\end{equation}\end{sphinxadmonition}
+"""
+
+
+def test_the_box_opening_check():
+    """A box opening with a display (directly, or after a short paragraph) needs a
+    \\needspace before it and its labels; a box whose first paragraph can break does not."""
+    assert boxes_opening_with_a_display(PROPOSITION + LEMMA + TEXT_FIRST) == 2
+    assert len(unguarded_boxes(PROPOSITION + LEMMA)) == 2
+    guarded = PROPOSITION.replace("\n\\label", "\n\\needspace{8\\baselineskip}\n\n\\label") + \
+        LEMMA.replace("\n\\index", "\n\\needspace{9\\baselineskip}\n\\index")
+    assert unguarded_boxes(guarded) == []
+    assert unguarded_boxes(TEXT_FIRST) == []
+
+
+def _box(title: str, *body):
+    from docutils import nodes
+
+    box = nodes.admonition()
+    box += nodes.title(title, title)
+    content = nodes.section()  # sphinx-proof's untitled content section
+    box += content
+    for node in body:
+        content += node
+    return box
+
+
+def test_the_opening_of_a_box_is_measured():
+    from docutils import nodes
+
+    two_lines = nodes.math_block("", "\\begin{aligned}a &= b\\\\ c &= d\\end{aligned}")
+    height = pdf_structure.opening_lines(_box("Proposition 9.2 (The study's constraint (25))", two_lines))
+    # the title, the box's frame, two display lines at 1.5, the skips, the line after
+    assert height == math.ceil(1 + pdf_structure.BOX_FRAME + 2 * pdf_structure.DISPLAY_LINE
+                               + pdf_structure.DISPLAY_SKIPS + 1)
+    lead = nodes.paragraph("", "Let X be a random vector. Then")
+    assert pdf_structure.opening_lines(_box("Lemma", lead, two_lines.deepcopy())) == height + 1
+    long_lead = nodes.paragraph("", "word " * 60)  # three lines: the box may break in them
+    assert pdf_structure.opening_lines(_box("Lemma", long_lead, two_lines.deepcopy())) is None
+    assert pdf_structure.opening_lines(_box("Remark", nodes.paragraph("", "Text first."))) is None
+    assert pdf_structure.display_lines("a = b") == 1
+    assert pdf_structure.display_lines("a &= b \\\\\n c &= d \\\\") == 2
+
+
+def test_the_box_transform_puts_needspace_before_the_labels():
+    from docutils import nodes
+    from docutils.utils import new_document
+    from sphinx import addnodes
+
+    document = new_document("test")
+    document += nodes.paragraph("", "Before.")
+    document += addnodes.index(entries=[])
+    document += nodes.target(refid="x")
+    document += _box("Proposition", nodes.math_block("", "a = b"))
+    inner = _box("Inner", nodes.math_block("", "c = d"))
+    outer = _box("Exercise", nodes.paragraph("", "Text first."), inner)
+    document += outer
+    pdf_structure.PdfBoxOpenings(document).run()
+    kinds = [type(node).__name__ for node in document.children]
+    assert kinds == ["paragraph", "raw", "index", "target", "admonition", "admonition"]
+    assert re.fullmatch(r"\s*\\needspace\{\d+\\baselineskip\}\s*", document[1].astext())
+    assert not list(outer.findall(nodes.raw))  # inside a box the page's height is not known
+
+
+@pytest.mark.book
+def test_pdf_boxes_that_open_with_a_display_are_kept_off_the_page_foot(tex):
+    """Each box that opens with a display has a \\needspace (issue 33: Proposition 9.2
+    stood 17.7 pt too high, into the footer); that it is tall enough, the compiled
+    PDF's layout check says (test_pdf_nothing_sticks_out_of_the_text_block)."""
+    assert boxes_opening_with_a_display(tex) > 10
+    assert unguarded_boxes(tex) == []
