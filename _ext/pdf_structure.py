@@ -454,6 +454,10 @@ class PdfHiddenCells(SphinxPostTransform):
             # the section's own text ends before its first subsection
             at = next((k for k, child in enumerate(section.children) if isinstance(child, nodes.section)),
                       len(section.children))
+            # before the label targets of that subsection: a target must stand right
+            # before its section, or LaTeX defines the label twice
+            while at > 0 and isinstance(section.children[at - 1], nodes.target):
+                at -= 1
             section.insert(at, note)
 
 
