@@ -224,6 +224,23 @@ def _folded_note(text: str) -> nodes.paragraph:
     return para
 
 
+def table_prompt(prompt: str, captioned: bool) -> str:
+    """A fold's title over a table that has its own caption, as the PDF prints it:
+    "Table: ..." would stand as a second title right above the caption, so only a
+    check it names stays ("Table: X; check: Y" -> "Check: Y"; "Table: X" -> "")."""
+    if not captioned or not prompt.startswith("Table: "):
+        return prompt
+    _, sep, check = prompt.partition("; check: ")
+    return f"Check: {check}" if sep else ""
+
+
+def _has_captioned_table(cell: nodes.Element) -> bool:
+    """Whether an output of ``cell`` holds a table with a caption."""
+    return any(isinstance(table.children[0], nodes.title)
+               for child in cell.children if child.get("nb_element") == "cell_code_output"
+               for table in child.findall(nodes.table) if table.children)
+
+
 def _prints_in_latex(node: nodes.Node) -> bool:
     """Whether the LaTeX writer prints anything of ``node``: raw output of another
     format (an HTML-only output) prints nothing."""
@@ -411,7 +428,11 @@ class PdfHiddenCells(SphinxPostTransform):
                 prompt = str(cell.get("prompt_show") or "")
                 titled = prompt and DEFAULT_PROMPT not in prompt
                 if titled and _has_output(cell):
-                    cell.replace(child, _folded_note(pdf_prompt(prompt)))
+                    shown = table_prompt(pdf_prompt(prompt), _has_captioned_table(cell))
+                    if shown:
+                        cell.replace(child, _folded_note(shown))
+                    else:
+                        cell.remove(child)
                     continue
                 cell.remove(child)
                 if titled:
@@ -433,6 +454,10 @@ class PdfHiddenCells(SphinxPostTransform):
             # the section's own text ends before its first subsection
             at = next((k for k, child in enumerate(section.children) if isinstance(child, nodes.section)),
                       len(section.children))
+            # before the label targets of that subsection: a target must stand right
+            # before its section, or LaTeX defines the label twice
+            while at > 0 and isinstance(section.children[at - 1], nodes.target):
+                at -= 1
             section.insert(at, note)
 
 

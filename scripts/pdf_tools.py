@@ -78,6 +78,8 @@ UNDEFINED = re.compile(r"(?:LaTeX|Package \w+) Warning: (?:Reference|Citation|Hy
                        r"on page (\S+) undefined")
 # pdfTeX: a link to a destination that no label created.
 DANGLING = re.compile(r"pdfTeX warning \(dest\): name\{(.+?)\} has been referenced but does not exist")
+# A label set twice: a link to it may land on either place.
+MULTIPLY = re.compile(r"LaTeX Warning: Label [`'](.+?)' multiply defined")
 WRITTEN = re.compile(r"Output written on (.+?) \((\d+) pages?")
 
 
@@ -125,6 +127,12 @@ def check(log_path: Path) -> int:
     if dangling:
         print(f"{len(dangling)} links to missing destinations in the PDF:")
         for key in dangling[:20]:
+            print(f"  {key}")
+        return 1
+    twice = MULTIPLY.findall(joined)
+    if twice:
+        print(f"{len(twice)} labels defined twice in the PDF:")
+        for key in twice[:20]:
             print(f"  {key}")
         return 1
     if "There were undefined references" in joined or "There were undefined citations" in joined:

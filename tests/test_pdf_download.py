@@ -125,6 +125,8 @@ def test_pdf_check_passes_a_clean_log(tmp_path, capsys):
     "LaTeX Warning: There were undefined references.\n",
     "LaTeX Warning: Reference `chapters/intro:x' on page iii undefined on input line 7.\n",
     "pdfTeX warning (dest): name{equation:chapters/x:eq-1} has been referenced but does not exist, replaced by a fixed one\n",
+    # a section note put between a label and its section (issue 33's PDF notes)
+    "LaTeX Warning: Label `chapters/gaussian_data:gd-sec-run' multiply defined.\n",
 ])
 def test_pdf_check_fails_on_undefined_references(tmp_path, warning):
     (tmp_path / "egm-book.log").write_text(warning + GOOD_LOG)

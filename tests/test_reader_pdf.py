@@ -801,6 +801,26 @@ def test_the_wording_check_finds_a_button():
     assert pdf_structure.pdf_prompt("Check: x") == "Check: x"
 
 
+def test_a_table_fold_title_gives_way_to_the_caption():
+    # a captioned table keeps its caption as its only title; a check named in the
+    # fold's title stays; a table without a caption keeps the fold's title
+    table_prompt = pdf_structure.table_prompt
+    assert table_prompt("Table: the verdict", captioned=True) == ""
+    assert table_prompt("Table: ratios; check: the gain is under 10%",
+                        captioned=True) == "Check: the gain is under 10%"
+    assert table_prompt("Table: the verdict", captioned=False) == "Table: the verdict"
+    assert table_prompt("Check: x", captioned=True) == "Check: x"
+
+
+@pytest.mark.book
+def test_no_fold_title_stands_over_a_table_caption(tex):
+    # before: "Table: HLY with its authors' settings ..." in italics right above
+    # "Table 14.19: HLY with its authors' settings ..."
+    doubled = re.findall(r"\\sphinxstyleemphasis\{Table: [^}]*\}(?:(?!\\sphinxstyleemphasis).){0,400}?"
+                         r"\\sphinxcaption", tex, flags=re.S)
+    assert doubled == []
+
+
 @pytest.mark.book
 def test_pdf_mentions_no_website_control(tex):
     body = tex.split(r"\begin{document}", 1)[1]
