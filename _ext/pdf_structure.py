@@ -395,6 +395,44 @@ def unprinted_note(checks: list[str], code: list[str], notebook: str, page: str)
                         f"and on its page of the book's HTML version ({page}).")
 
 
+# "Checked:", "We check these statements:": a paragraph that only introduces a check
+_ONLY_INTRODUCES = re.compile(r"^(?:Checked|We check (?:these|the|each|this) \w+(?: \w+)?):$")
+# what a colon may introduce in print: a display, a list, a table, code or an output
+_INTRODUCED = (nodes.math_block, nodes.bullet_list, nodes.enumerated_list, nodes.table,
+               nodes.literal_block, nodes.container, nodes.figure, nodes.definition_list)
+
+
+def close_introduction(paragraph: nodes.paragraph) -> None:
+    """A paragraph that ended with ":" before a cell the PDF leaves out (in place):
+    the sentence would break off at the colon ("We read them:" and then "and rerun
+    the same experiment ...").  A paragraph that only introduced the check goes; one
+    followed by a paragraph that goes on in lower case is joined to it; otherwise the
+    colon becomes a full stop.  A colon before a display, a list, a table or a printed
+    output stays."""
+    parent = paragraph.parent
+    if parent is None:
+        return
+    texts = list(paragraph.findall(nodes.Text))
+    if not texts or not texts[-1].astext().rstrip().endswith(":"):
+        return
+    at = parent.index(paragraph)
+    after = parent[at + 1] if at + 1 < len(parent) else None
+    if isinstance(after, _INTRODUCED):
+        return
+    if _ONLY_INTRODUCES.match(paragraph.astext().strip()):
+        parent.remove(paragraph)
+        return
+    last = texts[-1]
+    stem = last.astext().rstrip()[:-1]
+    following = after.astext() if isinstance(after, nodes.paragraph) else ""
+    if following[:1].islower():
+        last.parent.replace(last, nodes.Text(stem + " "))
+        paragraph.extend(list(after.children))
+        parent.remove(after)
+    else:
+        last.parent.replace(last, nodes.Text(stem + "."))
+
+
 class PdfHiddenCells(SphinxPostTransform):
     """What the site folds, the PDF leaves out (see the module's docstring).
 
@@ -411,6 +449,7 @@ class PdfHiddenCells(SphinxPostTransform):
         baseurl = getattr(self.config, "html_baseurl", "") or ""
         page_of = _docnames(self.document, self.env.docname)
         unprinted: dict[int, tuple[nodes.Element, str, list[str], list[str]]] = {}
+        introducers: list[nodes.paragraph] = []  # paragraphs that stood before a cell now gone
         for cell in list(self.document.findall(nodes.container)):
             mode = cell.get("hide_mode")
             if cell.get("nb_element") != "cell_code" or not mode:
@@ -445,7 +484,12 @@ class PdfHiddenCells(SphinxPostTransform):
                     else:
                         entry[3].append(text.removeprefix("Code: "))
             if not cell.children or not any(_prints_in_latex(c) for c in cell.children):
+                before = cell.parent.index(cell) - 1
+                if before >= 0 and isinstance(cell.parent[before], nodes.paragraph):
+                    introducers.append(cell.parent[before])
                 cell.parent.remove(cell)
+        for paragraph in introducers:
+            close_introduction(paragraph)
         for section, docname, checks, code in unprinted.values():
             if section is None:
                 continue  # not expected: a notebook's cells stand under its title

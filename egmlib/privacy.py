@@ -53,10 +53,11 @@ The private function ``_profile``
    through the continued fraction, where the direct form would cancel.
 
 Against a 60-digit mpmath evaluation the relative error stayed below
-``1.6e-15`` in every check we ran (thousands of points with ``epsilon`` in
-``[1e-4, 1e3]`` and results down to ``1e-300``); ``tests/test_privacy.py``
-requires ``2.5e-15``.  :func:`analytic_sigma` relies on the bound ``1e-14``,
-four times that, for its safety argument.  The computation is
+:math:`1.6 \\times 10^{-15}` in every check we ran (thousands of points with
+``epsilon`` in :math:`[10^{-4}, 10^3]` and results down to :math:`10^{-300}`);
+``tests/test_privacy.py`` requires :math:`2.5 \\times 10^{-15}`.
+:func:`analytic_sigma` relies on the bound :math:`10^{-14}`, four times that,
+for its safety argument.  The computation is
 scalar (plain floats), so that :func:`gaussian_delta` and the acceptance test
 inside :func:`analytic_sigma` run exactly the same arithmetic.
 """

@@ -812,6 +812,31 @@ def test_a_table_fold_title_gives_way_to_the_caption():
     assert table_prompt("Check: x", captioned=True) == "Check: x"
 
 
+def broken_off(tex: str) -> list[str]:
+    """Paragraphs of the .tex that end with a colon and are followed by another
+    plain paragraph: a sentence that breaks off where the site has a folded check."""
+    body = tex.split(r"\begin{document}", 1)[-1]
+    return re.findall(r"([^\n]{0,60}):\n\n(?:\\phantomsection\\label\{[^\n]*\}\n)?"
+                      r"\\sphinxAtStartPar\n", body)
+
+
+def test_a_sentence_broken_off_at_a_colon_is_found():
+    # from the PDF of 461a779 (state_of_the_art, chapter 14)
+    old = ("standard\\_schedule()}}}}}). We read them:\n\n\\sphinxAtStartPar\n"
+           "and rerun the same experiment\n")
+    assert len(broken_off(old)) == 1
+    assert broken_off("as follows:\n\\begin{equation*}\nx\n\\end{equation*}\n") == []
+    assert broken_off("We read them and rerun it.\n\n\\sphinxAtStartPar\nNext\n") == []
+
+
+@pytest.mark.book
+def test_no_sentence_breaks_off_at_a_colon(tex):
+    """A paragraph that introduced a folded check ("... grants less:") must not end
+    the PDF's sentence at its colon when the check prints nothing there (22 places in
+    the PDF of 461a779; _ext/pdf_structure.close_introduction)."""
+    assert broken_off(tex) == []
+
+
 @pytest.mark.book
 def test_no_fold_title_stands_over_a_table_caption(tex):
     # before: "Table: HLY with its authors' settings ..." in italics right above
