@@ -410,7 +410,7 @@ def close_introduction(paragraph: nodes.paragraph) -> None:
     colon becomes a full stop.  A colon before a display, a list, a table or a printed
     output stays."""
     parent = paragraph.parent
-    if parent is None:
+    if parent is None or not any(child is paragraph for child in parent.children):
         return
     texts = list(paragraph.findall(nodes.Text))
     if not texts or not texts[-1].astext().rstrip().endswith(":"):
@@ -488,7 +488,8 @@ class PdfHiddenCells(SphinxPostTransform):
                 if before >= 0 and isinstance(cell.parent[before], nodes.paragraph):
                     introducers.append(cell.parent[before])
                 cell.parent.remove(cell)
-        for paragraph in introducers:
+        # from the last: a paragraph joined to the one before it is closed first
+        for paragraph in reversed(introducers):
             close_introduction(paragraph)
         for section, docname, checks, code in unprinted.values():
             if section is None:
@@ -546,7 +547,7 @@ LINE_CHARS = 110        # characters of a paragraph a line
 DISPLAY_LINE = 2.0      # a line of a display (fractions, sums), in baselines
 DISPLAY_SKIPS = 1.5     # the space above and below a display, in baselines
 BOX_FRAME = 2.5         # the title row's padding and the box's top and bottom, in baselines
-SHORT_LEAD = 2          # a paragraph of at most this many lines before a display is part of the opening
+SHORT_LEAD = 5          # a paragraph of at most this many lines before a display is part of the opening
 
 
 def _body_start(box: nodes.Element) -> list[nodes.Node]:

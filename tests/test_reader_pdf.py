@@ -1051,7 +1051,11 @@ def test_the_opening_of_a_box_is_measured():
                                + pdf_structure.DISPLAY_SKIPS + 1)
     lead = nodes.paragraph("", "Let X be a random vector. Then")
     assert pdf_structure.opening_lines(_box("Lemma", lead, two_lines.deepcopy())) == height + 1
-    long_lead = nodes.paragraph("", "word " * 60)  # three lines: the box may break in them
+    # three lines still go with the display (Proposition 11.1's lead of four lines
+    # and its display stood 24.7 pt into the footer with SHORT_LEAD = 2)
+    three = nodes.paragraph("", "word " * 60)
+    assert pdf_structure.opening_lines(_box("Lemma", three, two_lines.deepcopy())) == height + 3
+    long_lead = nodes.paragraph("", "word " * 130)  # six lines: the box may break in them
     assert pdf_structure.opening_lines(_box("Lemma", long_lead, two_lines.deepcopy())) is None
     assert pdf_structure.opening_lines(_box("Remark", nodes.paragraph("", "Text first."))) is None
     assert pdf_structure.display_lines("a = b") == 1
