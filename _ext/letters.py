@@ -22,6 +22,22 @@ command (``\\alpha``, ``\\varepsilon``, ...) or a Unicode Greek letter, ``\\ell`
 ``\\mathbb{E}``, ``\\mathcal{E}`` and the like are not single letters of the
 alphabet (they are their own symbols). Letters are reported as written
 (``\\varepsilon`` and ``\\epsilon`` are both ``ε``).
+
+What the check cannot see (read these limits before trusting a green test):
+
+* printed (stream) outputs of code cells, ``print(...)``: plain text with no maths
+  markers, so "z = +0.38" or "K = 66" there is not read (only ``text/markdown``
+  outputs are); a chapter writes a check's score in words or in Markdown;
+* ``\\mathcal``, ``\\mathbb``, ``\\mathfrak``, ``\\mathscr`` letters: not letters of
+  the alphabet here, so two meanings of ``\\mathcal E`` are not caught;
+* the meaning itself: a use is accepted by letter and page, never by sense. A page
+  listed in an entry's ``pages`` is covered wholesale (every use of the letter on
+  that page passes, whatever it means there), and a ``bound`` or ``pending``
+  declaration covers every use of the letter on its page, including a later use
+  with another meaning; the reasons written there are for the reader, not checked;
+* code (variable names), code comments, and pages other than the chapters,
+  intro.md, study_map.md and errata/*.yml (notation.md, api.md, reproduce.md,
+  docstrings shown by autodoc, references.bib).
 """
 
 from __future__ import annotations

@@ -14,6 +14,13 @@
   ``pages``), or declared ``bound`` (a dummy variable) or ``pending`` (a second meaning
   still to be renamed, counted) in that page's notation file.  A planted chapter shows
   that a second meaning or an unregistered letter fails.
+
+  What it cannot see (see _ext/letters.py's docstring): printed (stream) outputs of
+  code cells (only Markdown outputs are read), ``\\mathcal``/``\\mathbb`` letters, and
+  the sense of a use: a page in an entry's ``pages`` is covered wholesale, and a
+  ``bound``/``pending`` letter is accepted everywhere on its page, so a second meaning
+  on such a page passes; a green test is a necessary check, not a proof of one
+  meaning per letter.
 """
 
 from __future__ import annotations
