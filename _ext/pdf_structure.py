@@ -423,9 +423,12 @@ def close_introduction(paragraph: nodes.paragraph) -> None:
         parent.remove(paragraph)
         return
     last = texts[-1]
+    if any(isinstance(a, (nodes.literal, nodes.math)) for a in _ancestors(last)):
+        return  # a colon inside inline code or maths is not punctuation
     stem = last.astext().rstrip()[:-1]
-    following = after.astext() if isinstance(after, nodes.paragraph) else ""
-    if following[:1].islower():
+    first = after[0] if isinstance(after, nodes.paragraph) and len(after) else None
+    # a continuation in words ("and rerun ..."), not one that opens with code or maths
+    if isinstance(first, nodes.Text) and first.astext()[:1].islower():
         last.parent.replace(last, nodes.Text(stem + " "))
         paragraph.extend(list(after.children))
         parent.remove(after)

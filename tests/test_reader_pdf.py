@@ -829,6 +829,43 @@ def test_a_sentence_broken_off_at_a_colon_is_found():
     assert broken_off("We read them and rerun it.\n\n\\sphinxAtStartPar\nNext\n") == []
 
 
+def test_an_introduction_is_closed_without_changing_code_or_maths():
+    from docutils import nodes
+
+    def section(*children):
+        box = nodes.section()
+        box.extend(children)
+        return box
+
+    def para(*children):
+        return nodes.paragraph("", "", *children)
+
+    # joined: a continuation in words
+    first = para(nodes.Text("We read them:"))
+    box = section(first, para(nodes.Text("and rerun the experiment.")))
+    pdf_structure.close_introduction(first)
+    assert [p.astext() for p in box] == ["We read them and rerun the experiment."]
+    # a full stop: the next paragraph opens with code, not a lower-case word
+    first = para(nodes.Text("Every step holds:"))
+    box = section(first, para(nodes.literal("", "theorem4_applies"), nodes.Text(" switches.")))
+    pdf_structure.close_introduction(first)
+    assert [p.astext() for p in box] == ["Every step holds.", "theorem4_applies switches."]
+    # a colon inside inline code stays
+    first = para(nodes.Text("The key is "), nodes.literal("", "key:"))
+    box = section(first, para(nodes.Text("Next.")))
+    pdf_structure.close_introduction(first)
+    assert box[0].astext() == "The key is key:"
+    # a paragraph that only introduced the check goes; one before a display stays
+    first = para(nodes.Text("Checked:"))
+    box = section(first, para(nodes.Text("Next.")))
+    pdf_structure.close_introduction(first)
+    assert [p.astext() for p in box] == ["Next."]
+    first = para(nodes.Text("It reads:"))
+    box = section(first, nodes.math_block("", "a = b"))
+    pdf_structure.close_introduction(first)
+    assert box[0].astext() == "It reads:"
+
+
 @pytest.mark.book
 def test_no_sentence_breaks_off_at_a_colon(tex):
     """A paragraph that introduced a folded check ("... grants less:") must not end
