@@ -123,18 +123,14 @@ def check(log_path: Path) -> int:
         for key, page in bad[:20]:
             print(f"  page {page}: {key}")
         return 1
-    dangling = DANGLING.findall(joined)
-    if dangling:
-        print(f"{len(dangling)} links to missing destinations in the PDF:")
-        for key in dangling[:20]:
-            print(f"  {key}")
-        return 1
-    twice = MULTIPLY.findall(joined)
-    if twice:
-        print(f"{len(twice)} labels defined twice in the PDF:")
-        for key in twice[:20]:
-            print(f"  {key}")
-        return 1
+    for pattern, what in ((DANGLING, "links to missing destinations"),
+                          (MULTIPLY, "labels defined twice")):
+        keys = pattern.findall(joined)
+        if keys:
+            print(f"{len(keys)} {what} in the PDF:")
+            for key in keys[:20]:
+                print(f"  {key}")
+            return 1
     if "There were undefined references" in joined or "There were undefined citations" in joined:
         print("LaTeX reports undefined references")
         return 1
