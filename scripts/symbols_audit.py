@@ -23,6 +23,9 @@ import notation  # noqa: E402
 
 
 def main(argv: list[str]) -> int:
+    if len(argv) > 2 or (len(argv) == 2 and argv[1].startswith("-")):
+        print(__doc__.strip().splitlines()[-1].strip())  # the usage line; an option
+        return 2  # is no file name ('--help' once became a file of the repository)
     letters.set_compounds(letters.compound_symbols(ROOT))
     uses = letters.book_uses(ROOT)
     reg = letters.registry(ROOT)
